@@ -1,0 +1,102 @@
+"""The `gpu-tui` command line: parse arguments, build settings, run a subcommand or the dashboard.
+
+Exit codes (CONTRACTS.md): 0 done; 2 usage or configuration error; 3 done, but some instance was
+unreachable or a step failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from gpu_tui import __version__
+from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from gpu_tui.config.logsetup import setup_logging
+from gpu_tui.config.paths import Paths
+from gpu_tui.config.settings import Settings, load_settings
+from gpu_tui.core.errors import ConfigError, GpuTuiError
+
+__all__ = ["main", "build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"gpu-tui: error: {message}\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="gpu-tui", description="Watch and manage rented GPU machines over SSH.")
+    p.add_argument("--config", type=Path, help="config file (default: $GPU_TUI_CONFIG or the user config dir)")
+    p.add_argument("--debug", action="store_true", help="verbose diagnostics log")
+    p.add_argument("--version", action="version", version=f"gpu-tui {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    st = sub.add_parser("status", help="one sample from each instance, in parallel")
+    st.add_argument("--json", action="store_true", help="print JSON (CONTRACTS.md) instead of a table")
+    st.add_argument("names", nargs="*", metavar="NAME", help="instances to ask (default: all)")
+
+    demo = sub.add_parser("demo", help="the dashboard on a simulated fleet (no account needed)")
+    demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help="fleet size, 1-64")
+    sub.add_parser("local", help="the dashboard on this machine, without SSH")
+    return p
+
+
+def _instance_count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--instances wants a whole number, got {text!r}") from None
+    if not 1 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"--instances must be 1..64, got {n}")
+    return n
+
+
+def _load(args: argparse.Namespace) -> tuple[Settings, Paths]:
+    paths = Paths.default(args.config)
+    explicit = args.config is not None or "GPU_TUI_CONFIG" in os.environ
+    settings = load_settings(paths.config_file, must_exist=explicit)
+    return settings, paths
+
+
+def _dashboard(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
+    from gpu_tui.ui.factory import build_app, config_source, demo_source, local_source
+
+    if args.command == "demo":
+        source = demo_source(args.instances)
+    elif args.command == "local":
+        source = local_source(settings)
+    else:
+        source = config_source(settings, paths)
+    while True:
+        choice = build_app(source, settings).run()
+        if choice == "demo":
+            source = demo_source()
+        elif choice == "local":
+            source = local_source(settings)
+        else:
+            return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        settings, paths = _load(args)
+        setup_logging(paths.log_file, debug=args.debug)
+        if args.command == "status":
+            from gpu_tui.commands.status import run_status
+
+            return run_status(args, settings, paths)
+        return _dashboard(args, settings, paths)
+    except ConfigError as exc:
+        sys.stderr.write(f"gpu-tui: {exc.message}\n")
+        return EXIT_USAGE
+    except GpuTuiError as exc:
+        sys.stderr.write(f"gpu-tui: {exc.title}: {exc.message}\n")
+        return EXIT_PARTIAL
+    except KeyboardInterrupt:
+        return 130

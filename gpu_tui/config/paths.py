@@ -1,0 +1,52 @@
+"""Where gpu-tui keeps its files on this machine (platformdirs); nothing is created at import time."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+__all__ = ["APP_NAME", "Paths", "default_config_path"]
+
+APP_NAME = "gpu-tui"
+
+
+def default_config_path() -> Path:
+    """`GPU_TUI_CONFIG` if set, else `user_config_dir("gpu-tui")/config.toml` (CONTRACTS.md)."""
+    env = os.environ.get("GPU_TUI_CONFIG")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Every local path the app reads or writes; tests build one pointing into a temp dir."""
+
+    config_file: Path
+    data_dir: Path
+    log_dir: Path
+    ssh_config: Path
+    user_known_hosts: Path
+
+    @property
+    def app_known_hosts(self) -> Path:
+        """Host keys the user accepted inside gpu-tui (never ~/.ssh/known_hosts, which we only read)."""
+        return self.data_dir / "known_hosts"
+
+    @property
+    def log_file(self) -> Path:
+        return self.log_dir / "gpu-tui.log"
+
+    @classmethod
+    def default(cls, config_file: Path | None = None) -> "Paths":
+        home = Path.home()
+        return cls(
+            config_file=config_file or default_config_path(),
+            data_dir=Path(platformdirs.user_data_dir(APP_NAME)),
+            log_dir=Path(platformdirs.user_log_dir(APP_NAME)),
+            ssh_config=home / ".ssh" / "config",
+            user_known_hosts=home / ".ssh" / "known_hosts",
+        )

@@ -1,0 +1,229 @@
+"""The TOML config file (CONTRACTS.md) as validated pydantic settings.
+
+Every error becomes one `ConfigError` naming the file, the line and the field, with a
+did-you-mean for unknown keys: users edit this file by hand over SSH and deserve better than a
+traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from gpu_tui.config.tomllines import locate
+from gpu_tui.core.actions import ACTION_IDS
+from gpu_tui.core.errors import ConfigError
+
+__all__ = [
+    "InstanceConfig",
+    "Settings",
+    "SettingsSection",
+    "SyncConfig",
+    "load_settings",
+    "parse_settings",
+]
+
+NAME_PATTERN = r"^[A-Za-z0-9._-]+$"
+Provider = Literal["autodl", "runpod", "vast", "generic"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class SyncConfig(_Strict):
+    """Per-instance sync settings (`sync = {...}`)."""
+
+    local: str | None = None
+    """Local directory; default the current directory."""
+    remote: str | None = None
+    """Remote directory; relative paths are relative to the remote home; default `workdir`."""
+    exclude: tuple[str, ...] = (".git", "__pycache__")
+    """rsync-style patterns left out of every transfer."""
+
+
+class InstanceConfig(_Strict):
+    """One rented machine (`[[instances]]`)."""
+
+    name: Annotated[str, Field(min_length=1, max_length=64, pattern=NAME_PATTERN)]
+    """Unique name: letters, digits, `.`, `_`, `-`. Also the keyring username for its password."""
+    host: Annotated[str, Field(min_length=1, pattern=r"^[^\s]+$")]
+    """Host name or address; may be an alias from ~/.ssh/config."""
+    port: Annotated[int, Field(ge=1, le=65535)] = 22
+    """SSH port."""
+    user: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9._-]+$")] = "root"
+    """SSH user."""
+    hourly_rate: Annotated[float, Field(ge=0)] = 0.0
+    """Price per hour in `settings.currency`."""
+    provider: Provider = "generic"
+    """autodl | runpod | vast | generic: decides how shutdown works."""
+    provider_id: str = ""
+    """The provider's id for this instance, where its CLI or API needs one."""
+    identity_file: str | None = None
+    """Private key file; otherwise agent keys, default keys, or the stored password."""
+    workdir: str | None = None
+    """Default working directory for jobs and sync."""
+    state_dir: Annotated[str, Field(min_length=1)] = "~/.gpu-tui"
+    """Where gpu-tui keeps jobs and scripts on the instance."""
+    shutdown_command: str = ""
+    """Overrides the provider's shutdown command when set."""
+    sync: SyncConfig = SyncConfig()
+    """Sync settings."""
+
+    @property
+    def address(self) -> str:
+        """`user@host:port`, for messages."""
+        return f"{self.user}@{self.host}:{self.port}"
+
+
+class SettingsSection(_Strict):
+    """The `[settings]` table."""
+
+    refresh_seconds: Annotated[float, Field(ge=0.25, le=60)] = 1.0
+    """Metric sampling interval in seconds."""
+    currency: Annotated[str, Field(min_length=1, max_length=8)] = "¥"
+    """Symbol shown before money amounts."""
+    idle_util_percent: Annotated[int, Field(ge=0, le=100)] = 5
+    """A GPU below this utilisation is idle."""
+    idle_minutes: Annotated[int, Field(ge=1)] = 15
+    """Warn (and autostop, when armed) after this long idle."""
+    budget_daily: Annotated[float, Field(ge=0)] = 0.0
+    """Warn when today's cost passes this; 0 = off."""
+    connect_timeout_seconds: Annotated[float, Field(gt=0, le=120)] = 10.0
+    """Longest wait for one SSH connection (TCP + handshake + login)."""
+
+
+class Settings(_Strict):
+    """The whole config file."""
+
+    settings: SettingsSection = SettingsSection()
+    """General settings."""
+    keys: dict[str, str] = {}
+    """Key remaps: action id = key."""
+    instances: tuple[InstanceConfig, ...] = ()
+    """The instances, in the order the dashboard lists them."""
+
+    def instance(self, name: str) -> InstanceConfig:
+        for inst in self.instances:
+            if inst.name == name:
+                return inst
+        known = [i.name for i in self.instances]
+        raise ConfigError(
+            f"no instance named {name!r}{_did_you_mean(name, known)}; "
+            f"configured: {', '.join(known) or 'none'}"
+        )
+
+
+def _did_you_mean(word: str, choices: Any) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _field_path(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
+    parts: list[str] = []
+    node: Any = data
+    for item in loc:
+        if isinstance(item, int):
+            name = node[item].get("name") if isinstance(node, list) and isinstance(node[item], dict) else None
+            parts[-1] += f"[{item}]" + (f" ({name!r})" if isinstance(name, str) else "")
+        else:
+            parts.append(str(item))
+        try:
+            node = node[item]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return ".".join(parts) or "(top level)"
+
+
+def _model_for(loc: tuple[Any, ...]) -> type[BaseModel]:
+    model: type[BaseModel] = Settings
+    for item in loc[:-1]:
+        if isinstance(item, int):
+            continue
+        field = model.model_fields.get(str(item))
+        if field is None:
+            break
+        ann = field.annotation
+        inner = getattr(ann, "__args__", (ann,))[0] if ann is not None else None
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            model = inner
+        elif isinstance(ann, type) and issubclass(ann, BaseModel):
+            model = ann
+    return model
+
+
+def _describe(err: Any, data: dict[str, Any]) -> str:
+    loc = tuple(err["loc"])
+    where = _field_path(loc, data)
+    if err["type"] == "extra_forbidden":
+        key = str(loc[-1])
+        if key in {"password", "passwd", "token", "secret"}:
+            return (
+                f"{where}: secrets are never kept in the config file; store the password with "
+                "`gpu-tui add` (keyring) or set GPU_TUI_PASSWORD_<NAME>"
+            )
+        choices = _model_for(loc).model_fields.keys()
+        return f"{where}: unknown key {key!r}{_did_you_mean(key, choices)}"
+    if err["type"] == "missing":
+        return f"{where}: required key is missing"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] == "string_pattern_mismatch" and loc[-1] == "name":
+        msg = "use only letters, digits, '.', '_' and '-'"
+    return f"{where}: {msg} (got {err.get('input')!r})"
+
+
+def parse_settings(text: str, source: str = "<config>") -> Settings:
+    """Validate TOML text; raise ConfigError naming `source`, line and field on any problem."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        where = f"{source}:{m.group(1)}" if m else source
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as exc:
+        # an unknown key usually explains the "missing" one next to it (a typo), so it goes first
+        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        first = errors[0]
+        line = locate(text, tuple(first["loc"]))
+        where = f"{source}:{line}" if line else source
+        more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+        raise ConfigError(f"{where}: {_describe(first, data)}{more}") from None
+    for action in settings.keys:
+        if action not in ACTION_IDS:
+            line = locate(text, ("keys", action))
+            where = f"{source}:{line}" if line else source
+            raise ConfigError(
+                f"{where}: keys.{action}: unknown action id {action!r}"
+                f"{_did_you_mean(action, ACTION_IDS)}; known: {', '.join(ACTION_IDS)}"
+            )
+    seen: dict[str, int] = {}
+    for idx, inst in enumerate(settings.instances):
+        if inst.name in seen:
+            line = locate(text, ("instances", idx, "name"))
+            where = f"{source}:{line}" if line else source
+            raise ConfigError(
+                f"{where}: instances[{idx}].name: duplicate instance name {inst.name!r} "
+                f"(first used by instances[{seen[inst.name]}]); names must be unique"
+            )
+        seen[inst.name] = idx
+    return settings
+
+
+def load_settings(path: Path, *, must_exist: bool = False) -> Settings:
+    """Read and validate the config file; a missing default file means no instances yet."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if must_exist:
+            raise ConfigError(f"{path}: config file not found (create it, or see config.example.toml)") from None
+        return Settings()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+    return parse_settings(text, str(path))

@@ -1,0 +1,1 @@
+"""Pure domain layer: models, parsers, cost math. No I/O, no third-party transport."""

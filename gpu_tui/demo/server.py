@@ -1,0 +1,269 @@
+"""One simulated instance's SSH server: asyncssh on 127.0.0.1, password and keyboard-interactive
+login, exec requests answered by commands.plan, and (for a flaky profile) drops.
+
+Built on asyncssh's session API rather than process streams: a long-lived stream is one
+`loop.call_at` timer per channel writing one string per tick, cancelled when the channel closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import random
+
+import asyncssh
+
+from gpu_tui.demo.commands import Program, plan
+from gpu_tui.demo.simulate import InstanceSim
+
+__all__ = ["DemoServer", "HOST"]
+
+log = logging.getLogger(__name__)
+
+HOST = "127.0.0.1"
+_MAX_BUFFER = 256 * 1024  # a client that stops reading loses ticks instead of growing our memory
+_SHELL_TEXT = (
+    "This is a simulated instance of `gpu-tui demo`: it answers gpu-tui's own probes\n"
+    "(nvidia-smi queries, host stats), not an interactive shell.\n"
+)
+
+
+class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
+    """One channel: run the planned program, repeat its tick until the client closes."""
+
+    def __init__(self, node: DemoServer) -> None:
+        self._node = node
+        self._sim = node.sim
+        self._chan: asyncssh.SSHServerChannel | None = None
+        self._command: str | None = None
+        self._program: Program | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._next = 0.0
+        self._i = 0
+
+    def connection_made(self, chan: asyncssh.SSHServerChannel) -> None:
+        self._chan = chan
+
+    def pty_requested(self, term_type: str, term_size: object, term_modes: object) -> bool:
+        return True
+
+    def shell_requested(self) -> bool:
+        self._command = None
+        return True
+
+    def exec_requested(self, command: str) -> bool:
+        self._command = command
+        return True
+
+    def subsystem_requested(self, subsystem: str) -> bool:
+        return False  # no sftp on a simulated box
+
+    def session_started(self) -> None:
+        chan = self._chan
+        assert chan is not None
+        if self._command is None:
+            chan.write_stderr(_SHELL_TEXT)
+            chan.exit(1)
+            return
+        try:
+            program = plan(self._command, self._sim)
+        except Exception:  # a bug in the simulation must not take the fleet down
+            log.exception("demo %s: cannot answer %r", self._sim.profile.name, self._command[:200])
+            chan.write_stderr("gpu-tui demo: internal error\n")
+            chan.exit(1)
+            return
+        if program.stdout:
+            chan.write(program.stdout)
+        if program.stderr:
+            chan.write_stderr(program.stderr)
+        if program.interval is None or program.tick is None:
+            chan.exit(program.status)
+            return
+        self._program = program
+        self._node.streams += 1
+        self._loop = asyncio.get_running_loop()
+        self._next = self._loop.time()
+        self._fire()
+
+    def _fire(self) -> None:
+        self._handle = None
+        chan, program, loop = self._chan, self._program, self._loop
+        if chan is None or program is None or loop is None:
+            return
+        assert program.tick is not None and program.interval is not None
+        try:
+            if chan.get_write_buffer_size() < _MAX_BUFFER:
+                chan.write(program.tick(self._i))
+            self._i += 1
+        except OSError:  # BrokenPipeError: the channel is closing
+            return
+        except Exception:
+            log.exception("demo %s: stream failed", self._sim.profile.name)
+            with contextlib.suppress(OSError):
+                chan.exit(1)
+            return
+        now = loop.time()
+        self._next += program.interval
+        if self._next < now:  # fell behind (a stalled loop): skip ticks rather than burst
+            self._next = now + program.interval
+        self._handle = loop.call_at(self._next, self._fire)
+
+    def data_received(self, data: str, datatype: object) -> None:
+        pass  # stdin is ignored
+
+    def eof_received(self) -> bool:
+        return True  # keep streaming after the client closes stdin
+
+    def signal_received(self, signal: str) -> None:
+        self._stop()
+        if self._chan is not None:
+            with contextlib.suppress(OSError):
+                self._chan.exit(130)
+
+    def _stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        if self._program is not None:
+            self._program = None
+            self._node.streams -= 1
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop()
+        self._chan = None
+
+
+class _Server(asyncssh.SSHServer):  # type: ignore[misc]
+    def __init__(self, node: DemoServer) -> None:
+        self._node = node
+        self._conn: asyncssh.SSHServerConnection | None = None
+
+    def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
+        self._conn = conn
+        self._node.connections.add(conn)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._conn is not None:
+            self._node.connections.discard(self._conn)
+
+    def begin_auth(self, username: str) -> bool:
+        return True
+
+    def password_auth_supported(self) -> bool:
+        return True
+
+    def validate_password(self, username: str, password: str) -> bool:
+        return self._node.check(username, password)
+
+    def kbdint_auth_supported(self) -> bool:
+        return True
+
+    def get_kbdint_challenge(self, username: str, lang: str, submethods: str) -> object:
+        return "", "", "", [("Password: ", False)]
+
+    def validate_kbdint_response(self, username: str, responses: list[str]) -> bool:
+        return len(responses) == 1 and self._node.check(username, responses[0])
+
+    def session_requested(self) -> asyncssh.SSHServerSession:
+        return _Session(self._node)
+
+
+class DemoServer:
+    """The SSH endpoint of one simulated instance."""
+
+    def __init__(self, sim: InstanceSim, *, password: str, host_key: asyncssh.SSHKey, user: str = "root") -> None:
+        self.sim = sim
+        self.name = sim.profile.name
+        self.user = user
+        self._password = password.encode()
+        self._key = host_key
+        self.port = 0
+        self.up = False
+        self.connections: set[asyncssh.SSHServerConnection] = set()
+        self.streams = 0
+        """Long-lived streams (nvidia-smi loops, stats loops) running now."""
+        self._acceptor: asyncssh.SSHAcceptor | None = None
+        self._flapper: asyncio.Task[None] | None = None
+
+    @property
+    def known_hosts_line(self) -> str:
+        """`[127.0.0.1]:PORT ssh-ed25519 AAAA...` for known_hosts."""
+        key = self._key.export_public_key("openssh").decode().strip()
+        return f"[{HOST}]:{self.port} {key}"
+
+    def check(self, username: str, password: str) -> bool:
+        ok = hmac.compare_digest(password.encode(), self._password)
+        return ok and username == self.user
+
+    async def _listen(self, port: int) -> None:
+        self._acceptor = await asyncssh.listen(
+            HOST,
+            port,
+            server_factory=lambda: _Server(self),
+            server_host_keys=[self._key],
+            compression_algs=["none"],
+            allow_scp=False,
+            agent_forwarding=False,
+            x11_forwarding=False,
+            login_timeout=30,
+            reuse_address=True,
+        )
+        self.port = self._acceptor.get_port()
+        self.up = True
+
+    async def start(self) -> None:
+        await self._listen(0)
+
+    async def go_down(self, *, quiet: bool = False) -> None:
+        """The instance drops: every connection dies without a goodbye, new ones are refused."""
+        self.up = False
+        acceptor, self._acceptor = self._acceptor, None
+        if acceptor is not None:
+            acceptor.close()
+        for conn in list(self.connections):
+            conn.abort()
+        self.connections.clear()
+        if acceptor is not None:
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError, OSError):
+                await asyncio.wait_for(acceptor.wait_closed(), 2.0)
+        if not quiet:
+            log.info("demo %s: down", self.name)
+
+    async def come_up(self) -> None:
+        """Listen again on the same port (a few tries: the port may linger for a moment)."""
+        for attempt in range(20):
+            try:
+                await self._listen(self.port)
+            except OSError:
+                await asyncio.sleep(0.1 * (attempt + 1))
+                continue
+            log.info("demo %s: up again on port %d", self.name, self.port)
+            return
+        log.warning("demo %s: could not listen on port %d again", self.name, self.port)
+
+    def start_flapping(self, every: float, down_for: float, rng: random.Random) -> None:
+        """Drop every ~`every` seconds (+-15 %) for ~`down_for` seconds, until closed."""
+
+        async def flap() -> None:
+            first = True
+            while True:
+                # the first drop comes at a random point of the cycle, so copies are not in step
+                up_for = every * (rng.uniform(0.5, 1.0) if first else rng.uniform(0.85, 1.15))
+                first = False
+                await asyncio.sleep(up_for)
+                await self.go_down()
+                await asyncio.sleep(down_for * rng.uniform(0.9, 1.1))
+                await self.come_up()
+
+        self._flapper = asyncio.create_task(flap(), name=f"demo-{self.name}-flap")
+
+    async def close(self) -> None:
+        flapper, self._flapper = self._flapper, None
+        if flapper is not None:
+            flapper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await flapper
+        await self.go_down(quiet=True)

@@ -1,0 +1,64 @@
+"""The `Host` interface every transport implements, and the small types it returns."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+
+__all__ = ["CommandResult", "Host", "LineStream"]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """What a finished command left: its exit status (None if killed by a signal) and output."""
+
+    exit_status: int | None
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0
+
+
+class LineStream(abc.ABC):
+    """Lines of a long-running command's stdout (stderr merged), without line endings."""
+
+    @abc.abstractmethod
+    def __aiter__(self) -> AsyncIterator[str]: ...
+
+    @property
+    @abc.abstractmethod
+    def exit_status(self) -> int | None:
+        """The exit status once the command ended, else None."""
+
+
+class Host(abc.ABC):
+    """One machine: connect once, run commands and long-lived streams over that connection."""
+
+    name: str
+
+    @property
+    @abc.abstractmethod
+    def connected(self) -> bool: ...
+
+    @abc.abstractmethod
+    async def connect(self) -> None:
+        """Open the connection; raise a RemoteError subclass saying why not."""
+
+    @abc.abstractmethod
+    async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
+        """Run a shell command line to completion; raise CommandTimeout or ConnectionLost."""
+
+    @abc.abstractmethod
+    def stream(self, command: str) -> AbstractAsyncContextManager[LineStream]:
+        """Start a long-running command; leaving the context stops it."""
+
+    @abc.abstractmethod
+    async def wait_closed(self) -> BaseException | None:
+        """Wait until the connection is gone; return why (None for a clean close)."""
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...

@@ -1,0 +1,92 @@
+"""`LocalHost`: the same interface over local subprocesses, for `gpu-tui local` (no SSH)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from gpu_tui.core.errors import CommandTimeout
+from gpu_tui.remote.host import CommandResult, Host, LineStream
+
+__all__ = ["LocalHost"]
+
+
+class _LocalLines(LineStream):
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self._process = process
+
+    async def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
+        assert self._process.stdout is not None
+        async for raw in self._process.stdout:
+            yield raw.decode("utf-8", "replace").rstrip("\r\n")
+
+    @property
+    def exit_status(self) -> int | None:
+        return self._process.returncode
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGTERM)
+
+
+class LocalHost(Host):
+    """This machine. Commands run under /bin/sh in the home directory, as they would over SSH."""
+
+    def __init__(self, name: str = "local", *, cwd: Path | None = None) -> None:
+        self.name = name
+        self._cwd = cwd or Path.home()
+        self._closed: asyncio.Future[BaseException | None] | None = None
+
+    @property
+    def connected(self) -> bool:
+        return self._closed is not None and not self._closed.done()
+
+    async def connect(self) -> None:
+        self._closed = asyncio.get_running_loop().create_future()
+
+    async def _spawn(self, command: str, *, merge: bool, stdin: bool) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_shell(
+            command,
+            stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT if merge else asyncio.subprocess.PIPE,
+            cwd=self._cwd,
+            start_new_session=True,  # so a stop kills the whole pipeline, not just sh
+        )
+
+    async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
+        process = await self._spawn(command, merge=False, stdin=stdin is not None)
+        try:
+            out, err = await asyncio.wait_for(
+                process.communicate(stdin.encode() if stdin is not None else None), timeout
+            )
+        except (asyncio.TimeoutError, TimeoutError):
+            _kill_group(process)
+            raise CommandTimeout(f"{self.name}: command did not finish within {timeout:g} s") from None
+        return CommandResult(process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+    @asynccontextmanager
+    async def stream(self, command: str) -> AsyncIterator[LineStream]:
+        process = await self._spawn(command, merge=True, stdin=False)
+        try:
+            yield _LocalLines(process)
+        finally:
+            if process.returncode is None:
+                _kill_group(process)
+                with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+                    await asyncio.wait_for(process.wait(), 2.0)
+
+    async def wait_closed(self) -> BaseException | None:
+        if self._closed is None:
+            return None
+        return await asyncio.shield(self._closed)
+
+    async def close(self) -> None:
+        if self._closed is not None and not self._closed.done():
+            self._closed.set_result(None)

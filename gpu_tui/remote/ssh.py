@@ -1,0 +1,230 @@
+"""`SshHost`: one asyncssh connection per instance, with keepalive, a channel budget and host-key policy.
+
+asyncssh has no reconnect of its own; the monitor service loops over `connect()` with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import asyncssh
+from pydantic import SecretStr
+
+from gpu_tui.core.errors import (
+    AuthFailed,
+    CommandTimeout,
+    ConnectionLost,
+    HostKeyChanged,
+    HostKeyUnknown,
+    RemoteError,
+    Unreachable,
+)
+from gpu_tui.remote.host import CommandResult, Host, LineStream
+from gpu_tui.remote.hostkeys import KnownHosts, fingerprint, host_pattern
+
+__all__ = ["SshHost", "SshTarget"]
+
+log = logging.getLogger(__name__)
+
+# OpenSSH allows 10 sessions per connection (MaxSessions); keep headroom for a shell and sftp.
+CHANNEL_BUDGET = 8
+
+
+class SshTarget:
+    """Where and how to log in: what `SshHost` needs from an instance's config."""
+
+    def __init__(
+        self,
+        name: str,
+        host: str,
+        port: int = 22,
+        user: str = "root",
+        identity_file: str | None = None,
+    ) -> None:
+        self.name, self.host, self.port, self.user, self.identity_file = name, host, port, user, identity_file
+
+
+class _Client(asyncssh.SSHClient):
+    """Remembers the key a server presented and why the connection ended."""
+
+    def __init__(self) -> None:
+        self.presented_key: asyncssh.SSHKey | None = None
+        self.lost: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+
+    def validate_host_public_key(self, host: str, addr: str, port: int, key: asyncssh.SSHKey) -> bool:
+        self.presented_key = key
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.lost.done():
+            self.lost.set_result(exc)
+
+
+class _SshLines(LineStream):
+    def __init__(self, process: asyncssh.SSHClientProcess) -> None:
+        self._process = process
+
+    async def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
+        async for line in self._process.stdout:
+            yield line.rstrip("\r\n")
+
+    @property
+    def exit_status(self) -> int | None:
+        return self._process.exit_status
+
+
+class SshHost(Host):
+    """An instance reached over SSH."""
+
+    def __init__(
+        self,
+        target: SshTarget,
+        *,
+        known_hosts: KnownHosts,
+        password: SecretStr | None = None,
+        ssh_config: Path | None = None,
+        connect_timeout: float = 10.0,
+        keepalive_interval: float = 5.0,
+        keepalive_count_max: int = 2,
+    ) -> None:
+        self.name = target.name
+        self.target = target
+        self._known_hosts = known_hosts
+        self._password = password
+        self._ssh_config = ssh_config
+        self._connect_timeout = connect_timeout
+        self._keepalive = (keepalive_interval, keepalive_count_max)
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._client: _Client | None = None
+        self._channels = asyncio.Semaphore(CHANNEL_BUDGET)
+
+    @property
+    def connected(self) -> bool:
+        return self._conn is not None and self._client is not None and not self._client.lost.done()
+
+    def _options(self) -> dict[str, object]:
+        t = self.target
+        opts: dict[str, object] = dict(
+            port=t.port,
+            username=t.user,
+            connect_timeout=self._connect_timeout,
+            login_timeout=self._connect_timeout,
+            keepalive_interval=self._keepalive[0],
+            keepalive_count_max=self._keepalive[1],
+            agent_forwarding=False,
+            x11_forwarding=False,
+            known_hosts=self._known_hosts.lookup,
+            config=[str(self._ssh_config)] if self._ssh_config and self._ssh_config.is_file() else None,
+        )
+        if t.identity_file:
+            opts["client_keys"] = [str(Path(t.identity_file).expanduser())]
+        if self._password is not None:
+            opts["password"] = self._password.get_secret_value()
+            # a password host with many agent keys hits "Too many authentication failures"
+            opts["preferred_auth"] = ("password", "keyboard-interactive", "publickey")
+        return opts
+
+    async def connect(self) -> None:
+        await self.close()
+        client = _Client()
+        t = self.target
+        try:
+            conn = await asyncssh.connect(t.host, client_factory=lambda: client, **self._options())
+        except asyncssh.HostKeyNotVerifiable as exc:
+            raise self._host_key_error(client, exc) from None
+        except asyncssh.PermissionDenied:
+            how = "password" if self._password is not None else "keys"
+            raise AuthFailed(f"{t.user}@{t.host}:{t.port} refused the login ({how}); check the user and credentials") from None
+        except (asyncio.TimeoutError, TimeoutError):
+            raise Unreachable(f"{t.host}:{t.port}: no SSH answer within {self._connect_timeout:g} s") from None
+        except (OSError, asyncssh.Error) as exc:
+            raise Unreachable(f"{t.host}:{t.port}: {_reason(exc)}") from None
+        self._conn, self._client = conn, client
+        log.info("%s: connected to %s:%s", self.name, t.host, t.port)
+
+    def _host_key_error(self, client: _Client, exc: Exception) -> RemoteError:
+        t = self.target
+        key = client.presented_key
+        if key is None:
+            return Unreachable(f"{t.host}:{t.port}: host key rejected ({exc})")
+        fp = fingerprint(key)
+        line = key.export_public_key("openssh").decode().strip()
+        if self._known_hosts.has_keys_for(t.host, t.host, t.port if t.port != 22 else None):
+            return HostKeyChanged(
+                f"host key changed for {host_pattern(t.host, t.port)}: it now offers {fp}. "
+                "This can be an attack, or the instance was re-created (AutoDL changes keys then). "
+                "Refused; re-trust it only if you expected the change.",
+                fp,
+                line,
+            )
+        return HostKeyUnknown(
+            f"unknown host key for {host_pattern(t.host, t.port)}: {fp}. "
+            f"Check it against your provider's console, then trust it in the dashboard (`gpu-tui`) "
+            f"or run `ssh -p {t.port} {t.user}@{t.host}` once and accept it.",
+            fp,
+            line,
+        )
+
+    def trust_presented_key(self, key_line: str) -> None:
+        """Record a key the user accepted (see HostKeyUnknown/HostKeyChanged.key_line)."""
+        self._known_hosts.trust(self.target.host, self.target.port, key_line)
+
+    def _require(self) -> asyncssh.SSHClientConnection:
+        if self._conn is None or not self.connected:
+            raise ConnectionLost(f"{self.name}: not connected")
+        return self._conn
+
+    async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
+        conn = self._require()
+        async with self._channels:
+            try:
+                res = await conn.run(
+                    command, check=False, timeout=timeout, input=stdin, encoding="utf-8", errors="replace"
+                )
+            except asyncssh.TimeoutError:
+                raise CommandTimeout(f"{self.name}: command did not finish within {timeout:g} s") from None
+            except (asyncssh.Error, OSError) as exc:
+                raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
+        return CommandResult(res.exit_status, str(res.stdout or ""), str(res.stderr or ""))
+
+    @asynccontextmanager
+    async def stream(self, command: str) -> AsyncIterator[LineStream]:
+        conn = self._require()
+        async with self._channels:
+            try:
+                process = await conn.create_process(
+                    command, encoding="utf-8", errors="replace", stderr=asyncssh.STDOUT
+                )
+            except (asyncssh.Error, OSError) as exc:
+                raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
+            try:
+                yield _SshLines(process)
+            finally:
+                process.close()
+
+    async def wait_closed(self) -> BaseException | None:
+        if self._client is None:
+            return None
+        return await asyncio.shield(self._client.lost)
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+            try:
+                await asyncio.wait_for(conn.wait_closed(), 2.0)
+            except (asyncio.TimeoutError, OSError, asyncssh.Error):
+                pass
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused (is the instance running? is the port right?)"
+    if isinstance(exc, asyncssh.DisconnectError):
+        return exc.reason or type(exc).__name__
+    text = str(exc).strip()
+    return text or type(exc).__name__

@@ -1,0 +1,154 @@
+"""`Fleet`: run one HostMonitor per instance and keep the latest view of each.
+
+The dashboard reads `Fleet.views`; `on_change(name)` tells it which instance changed, so it
+repaints only that row (and the panel, when that instance is selected).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.cost import cost_so_far
+from gpu_tui.core.history import HostHistory
+from gpu_tui.core.models import GpuError, GpuFrame, GpuProcess, HostStats
+from gpu_tui.remote.host import Host
+from gpu_tui.services.events import (
+    ConnState,
+    GpuErrorChanged,
+    GpuFrameReceived,
+    HostStatsReceived,
+    MonitorEvent,
+    ProcessesReceived,
+    StateChanged,
+)
+from gpu_tui.services.monitor import HostMonitor
+
+__all__ = ["Fleet", "InstanceView"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class InstanceView:
+    """Everything known about one instance right now."""
+
+    config: InstanceConfig
+    state: ConnState = ConnState.CONNECTING
+    message: str | None = None
+    retry_at: float | None = None
+    fingerprint: str | None = None
+    key_line: str | None = None
+    frame: GpuFrame | None = None
+    gpu_error: GpuError | None = None
+    processes: tuple[GpuProcess, ...] = ()
+    stats: HostStats | None = None
+    # uptime is read every few seconds; between readings it advances with the clock
+    uptime_base: tuple[float, int] | None = None
+    history: HostHistory = field(default_factory=HostHistory)
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def shown_state(self) -> str:
+        """The state word of CONTRACTS.md: `gpu error` wins over `online` when GPUs are unreadable."""
+        if self.state is ConnState.ONLINE and self.gpu_error is not None:
+            return "gpu error"
+        return str(self.state)
+
+    def uptime_seconds(self, now: float) -> int | None:
+        if self.uptime_base is None:
+            return None
+        seen_at, up = self.uptime_base
+        return up + int(max(0.0, now - seen_at)) if self.state is ConnState.ONLINE else up
+
+    @property
+    def billing(self) -> bool:
+        """Reachable instances bill; one we have never reached is not counted."""
+        return self.state is ConnState.ONLINE
+
+    def cost_so_far(self, now: float) -> float | None:
+        return cost_so_far(self.config.hourly_rate, self.uptime_seconds(now))
+
+
+class Fleet:
+    """Owns the monitors; `run()` until cancelled."""
+
+    def __init__(
+        self,
+        instances: Sequence[tuple[InstanceConfig, Host]],
+        *,
+        refresh_seconds: float = 1.0,
+        stats_seconds: float = 5.0,
+        history_len: int = 600,
+        on_change: Callable[[str, MonitorEvent], None] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.views: dict[str, InstanceView] = {
+            cfg.name: InstanceView(cfg, history=HostHistory(history_len)) for cfg, _ in instances
+        }
+        self.monitors: dict[str, HostMonitor] = {
+            cfg.name: HostMonitor(
+                host,
+                self._handle,
+                refresh_seconds=refresh_seconds,
+                stats_seconds=stats_seconds,
+                clock=clock,
+            )
+            for cfg, host in instances
+        }
+        self._on_change = on_change
+        self._clock = clock
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.views)
+
+    def _handle(self, event: MonitorEvent) -> None:
+        view = self.views[event.name]
+        if isinstance(event, GpuFrameReceived):
+            view.frame = event.frame
+            view.history.append(event.frame)
+        elif isinstance(event, StateChanged):
+            view.state, view.message, view.retry_at = event.state, event.message, event.retry_at
+            view.fingerprint, view.key_line = event.fingerprint, event.key_line
+        elif isinstance(event, GpuErrorChanged):
+            view.gpu_error = event.error
+        elif isinstance(event, ProcessesReceived):
+            view.processes = event.processes
+        elif isinstance(event, HostStatsReceived):
+            view.stats = event.stats
+            if event.stats.uptime_seconds is not None:
+                view.uptime_base = (event.stats.taken_at, event.stats.uptime_seconds)
+        if self._on_change is not None:
+            self._on_change(event.name, event)
+
+    def burn_rate(self) -> float:
+        return round(sum(v.config.hourly_rate for v in self.views.values() if v.billing), 2)
+
+    def cost_so_far(self, now: float) -> float:
+        return round(sum(c for v in self.views.values() if (c := v.cost_so_far(now)) is not None), 2)
+
+    def retry(self, name: str) -> None:
+        self.monitors[name].retry_now()
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            for name, mon in self.monitors.items():
+                tg.create_task(self._guarded(mon), name=f"monitor-{name}")
+
+    async def _guarded(self, mon: HostMonitor) -> None:
+        # one instance's bug must not take the other monitors down with it
+        while True:
+            try:
+                await mon.run()
+            except Exception as exc:
+                log.exception("%s: monitor crashed; restarting", mon.name)
+                self._handle(StateChanged(mon.name, ConnState.OFFLINE, message=f"internal error: {exc}"))
+                await asyncio.sleep(5)

@@ -1,0 +1,182 @@
+"""`HostMonitor`: keep one host connected and stream its GPUs, processes and host stats.
+
+Per session on a host: one `nvidia-smi -lms` stream and one stats loop, both long-lived
+channels on the single connection. A lost link reconnects with jittered backoff; auth and
+host-key failures wait for the user instead of hammering the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+from gpu_tui.core import nvsmi
+from gpu_tui.core.errors import AuthFailed, HostKeyChanged, HostKeyUnknown, RemoteError
+from gpu_tui.core.hoststats import CpuTimes, parse_probe
+from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame
+from gpu_tui.remote.backoff import backoff_delay
+from gpu_tui.remote.host import Host
+from gpu_tui.services import probes
+from gpu_tui.services.events import (
+    ConnState,
+    GpuErrorChanged,
+    GpuFrameReceived,
+    HostStatsReceived,
+    MonitorEvent,
+    ProcessesReceived,
+    StateChanged,
+)
+
+__all__ = ["HostMonitor"]
+
+log = logging.getLogger(__name__)
+
+# after nvidia-smi fails (driver gone, no GPU), try again this often while the host stays up
+GPU_RETRY_SECONDS = 15.0
+
+
+class HostMonitor:
+    """Runs until cancelled; reports through `emit` (called on the event loop, must not block)."""
+
+    def __init__(
+        self,
+        host: Host,
+        emit: Callable[[MonitorEvent], None],
+        *,
+        refresh_seconds: float = 1.0,
+        stats_seconds: float = 5.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.host = host
+        self.name = host.name
+        self._emit = emit
+        self._refresh = refresh_seconds
+        self._stats_seconds = stats_seconds
+        self._clock = clock
+        self._wake = asyncio.Event()
+        self.state = ConnState.CONNECTING
+
+    def retry_now(self) -> None:
+        """Skip the current wait (backoff, or a failure waiting for the user) and connect again."""
+        self._wake.set()
+
+    def _state(self, state: ConnState, **kw: object) -> None:
+        self.state = state
+        self._emit(StateChanged(self.name, state, **kw))  # type: ignore[arg-type]
+
+    async def _sleep_or_wake(self, seconds: float | None) -> None:
+        self._wake.clear()
+        with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+            await asyncio.wait_for(self._wake.wait(), seconds)
+
+    async def run(self) -> None:
+        attempt = 0
+        try:
+            while True:
+                self._state(ConnState.CONNECTING)
+                try:
+                    await self.host.connect()
+                except AuthFailed as exc:
+                    self._state(ConnState.AUTH_FAILED, message=exc.message)
+                    await self._sleep_or_wake(None)
+                    continue
+                except (HostKeyChanged, HostKeyUnknown) as exc:
+                    state = ConnState.HOST_KEY_CHANGED if isinstance(exc, HostKeyChanged) else ConnState.HOST_KEY_UNKNOWN
+                    self._state(state, message=exc.message, fingerprint=exc.fingerprint, key_line=exc.key_line)
+                    await self._sleep_or_wake(None)
+                    continue
+                except RemoteError as exc:
+                    delay = backoff_delay(attempt)
+                    attempt += 1
+                    self._state(ConnState.OFFLINE, message=exc.message, retry_at=self._clock() + delay)
+                    await self._sleep_or_wake(delay)
+                    continue
+                attempt = 0
+                self._state(ConnState.ONLINE)
+                reason = await self._session()
+                await self.host.close()
+                # first retry comes fast: most drops are a blip or a restarted sshd
+                delay = backoff_delay(0)
+                attempt = 1
+                self._state(ConnState.OFFLINE, message=f"link lost: {reason}", retry_at=self._clock() + delay)
+                await self._sleep_or_wake(delay)
+        finally:
+            await self.host.close()
+
+    async def _session(self) -> str:
+        tasks = [
+            asyncio.create_task(self._gpu_loop(), name=f"{self.name}-gpu"),
+            asyncio.create_task(self._stats_loop(), name=f"{self.name}-stats"),
+        ]
+        try:
+            exc = await self.host.wait_closed()
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return str(exc) if exc else "connection closed"
+
+    async def _gpu_loop(self) -> None:
+        error: GpuError | None = None
+        while True:
+            asm = nvsmi.FrameAssembler(clock=self._clock)
+            tail: list[str] = []
+            got_frame = False
+            try:
+                async with self.host.stream(probes.gpu_stream_command(self._refresh)) as lines:
+                    async for line in lines:
+                        out = asm.feed(line)
+                        if isinstance(out, GpuFrame):
+                            got_frame = True
+                            if error is not None:
+                                error = None
+                                self._emit(GpuErrorChanged(self.name, None))
+                            self._emit(GpuFrameReceived(self.name, out))
+                        elif out is not None and out != error:
+                            error = out
+                            self._emit(GpuErrorChanged(self.name, out))
+                        elif out is None and not got_frame and line.strip():
+                            tail = (tail + [line])[-5:]
+                    status = lines.exit_status
+            except RemoteError as exc:
+                log.info("%s: gpu stream: %s", self.name, exc)
+                await asyncio.sleep(GPU_RETRY_SECONDS)
+                continue
+            if error is None:
+                found = nvsmi.detect_error("\n".join(tail), status) or GpuError(
+                    GpuErrorKind.UNKNOWN, f"nvidia-smi exited ({status})"
+                )
+                error = found
+                self._emit(GpuErrorChanged(self.name, found))
+            await asyncio.sleep(GPU_RETRY_SECONDS)
+
+    async def _stats_loop(self) -> None:
+        prev: CpuTimes | None = None
+        while True:
+            block: list[str] = []
+            try:
+                async with self.host.stream(probes.stats_loop_command(self._stats_seconds)) as lines:
+                    async for line in lines:
+                        if line != probes.END_MARK:
+                            block.append(line)
+                            continue
+                        prev = self._report_block(block, prev)
+                        block = []
+            except RemoteError as exc:
+                log.info("%s: stats loop: %s", self.name, exc)
+            await asyncio.sleep(GPU_RETRY_SECONDS)
+
+    def _report_block(self, block: list[str], prev: CpuTimes | None) -> CpuTimes | None:
+        if probes.APPS_MARK in block:
+            cut = block.index(probes.APPS_MARK)
+            stats_lines, apps_lines = block[:cut], block[cut + 1 :]
+            procs = nvsmi.parse_compute_apps("\n".join(apps_lines))
+            self._emit(ProcessesReceived(self.name, tuple(procs)))
+        else:
+            stats_lines = block
+        stats, cpu = parse_probe(stats_lines, self._clock(), prev)
+        self._emit(HostStatsReceived(self.name, stats))
+        return cpu

@@ -1,0 +1,107 @@
+"""`gpu-tui status`: connect to every instance in parallel, take one sample each, report.
+
+One slow or dead instance costs at most its own connect timeout and never delays the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gpu_tui.core import nvsmi
+from gpu_tui.core.cost import cost_so_far
+from gpu_tui.core.errors import RemoteError
+from gpu_tui.core.hoststats import parse_probe
+from gpu_tui.core.models import GpuError, GpuErrorKind, GpuProcess, GpuSample, HostStats
+from gpu_tui.remote.host import Host
+from gpu_tui.services import probes
+
+__all__ = ["InstanceStatus", "sample_host", "collect_status", "status_json"]
+
+
+@dataclass(slots=True)
+class InstanceStatus:
+    """One instance's answer to `status`; `as_json` is the CONTRACTS.md shape."""
+
+    name: str
+    hourly_rate: float
+    online: bool = False
+    error: str | None = None
+    error_title: str | None = None
+    gpu_error: GpuError | None = None
+    gpus: list[GpuSample] = field(default_factory=list)
+    processes: list[GpuProcess] = field(default_factory=list)
+    stats: HostStats | None = None
+
+    @property
+    def uptime_seconds(self) -> int | None:
+        return self.stats.uptime_seconds if self.stats else None
+
+    @property
+    def cost_so_far(self) -> float | None:
+        return cost_so_far(self.hourly_rate, self.uptime_seconds)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "online": self.online,
+            "error": self.error,
+            "gpu_error": self.gpu_error.reason if self.gpu_error else None,
+            "hourly_rate": self.hourly_rate,
+            "uptime_seconds": self.uptime_seconds,
+            "cost_so_far": self.cost_so_far,
+            "gpus": [g.as_json() for g in self.gpus],
+        }
+
+
+def status_json(statuses: Sequence[InstanceStatus]) -> dict[str, object]:
+    return {"instances": [s.as_json() for s in statuses]}
+
+
+async def sample_host(host: Host, hourly_rate: float, *, command_timeout: float = 20.0) -> InstanceStatus:
+    """Connect, read GPUs and host stats once (two channels at once), close."""
+    st = InstanceStatus(name=host.name, hourly_rate=hourly_rate)
+    try:
+        await host.connect()
+    except RemoteError as exc:
+        st.error, st.error_title = exc.message, exc.title
+        return st
+    st.online = True
+    try:
+        gpu_res, stats_res = await asyncio.gather(
+            host.run(probes.gpu_once_command(), timeout=command_timeout),
+            host.run(probes.stats_once_command(), timeout=command_timeout),
+        )
+    except RemoteError as exc:
+        st.error, st.error_title = exc.message, exc.title
+        st.online = host.connected
+        await host.close()
+        return st
+    await host.close()
+    text = gpu_res.stdout + gpu_res.stderr
+    st.gpus = nvsmi.parse_rows(text)
+    st.gpu_error = nvsmi.detect_error(text, gpu_res.exit_status)
+    if st.gpu_error is None and not st.gpus and gpu_res.exit_status != 0:
+        st.gpu_error = GpuError(GpuErrorKind.UNKNOWN, f"nvidia-smi exited ({gpu_res.exit_status})")
+    lines = stats_res.stdout.splitlines()
+    if probes.APPS_MARK in lines:
+        cut = lines.index(probes.APPS_MARK)
+        st.processes = nvsmi.parse_compute_apps("\n".join(lines[cut + 1 :]))
+        lines = lines[:cut]
+    st.stats, _ = parse_probe(lines, time.time())
+    return st
+
+
+async def collect_status(hosts: Sequence[tuple[Host, float]], *, overall_timeout: float = 60.0) -> list[InstanceStatus]:
+    """All instances at once, results in the given order."""
+
+    async def one(host: Host, rate: float) -> InstanceStatus:
+        try:
+            return await asyncio.wait_for(sample_host(host, rate), overall_timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            await host.close()
+            return InstanceStatus(name=host.name, hourly_rate=rate, error=f"no answer within {overall_timeout:g} s", error_title="unreachable")
+
+    return list(await asyncio.gather(*(one(h, r) for h, r in hosts)))

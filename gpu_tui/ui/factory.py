@@ -1,0 +1,96 @@
+"""The one place that builds the dashboard, for the CLI and for tests alike."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from gpu_tui.config.paths import Paths
+from gpu_tui.config.secrets import SecretStore
+from gpu_tui.config.settings import InstanceConfig, Settings
+from gpu_tui.remote.local import LocalHost
+from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
+from gpu_tui.ui.app import GpuTuiApp
+from gpu_tui.ui.source import FleetSource, Opened
+
+__all__ = ["build_app", "config_source", "demo_source", "local_source"]
+
+
+def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None = None) -> FleetSource:
+    """The instances of the config file, over SSH."""
+    store = secrets or SecretStore()
+    # keyring look-ups can take a moment: do them now, before the UI owns the terminal
+    hosts = [(inst, build_ssh_host(inst, settings, paths, store)) for inst in settings.instances]
+    kh = known_hosts_for(paths)
+    by_name = {inst.name: inst for inst in settings.instances}
+
+    def trust(name: str, key_line: str) -> None:
+        inst = by_name[name]
+        kh.trust(inst.host, inst.port, key_line)
+
+    async def open_() -> Opened:
+        return Opened(settings, list(hosts), trust)
+
+    return FleetSource(
+        title=str(paths.config_file),
+        open=open_,
+        config_path=str(paths.config_file),
+        empty=not settings.instances,
+    )
+
+
+def demo_source(instances: int | None = None, *, seed: int = 0) -> FleetSource:
+    """The simulated fleet: in-process SSH servers on loopback, reached through the real SSH code."""
+
+    async def open_() -> Opened:
+        from gpu_tui.demo import start_demo_fleet
+
+        workdir = Path(tempfile.mkdtemp(prefix="gpu-tui-demo-"))
+        fleet = await start_demo_fleet(instances, workdir=workdir, seed=seed)
+        paths = Paths(
+            config_file=workdir / "config.toml",
+            data_dir=workdir / "data",
+            log_dir=workdir / "log",
+            ssh_config=workdir / "no-ssh-config",
+            user_known_hosts=workdir / "no-known-hosts",
+        )
+        paths.data_dir.mkdir(parents=True, exist_ok=True)
+        paths.app_known_hosts.write_text(fleet.known_hosts_text, encoding="utf-8")
+        store = SecretStore(environ={})
+        for name, pw in fleet.passwords.items():
+            store.remember(name, SecretStr(pw))
+        hosts = [(inst, build_ssh_host(inst, fleet.settings, paths, store)) for inst in fleet.settings.instances]
+
+        async def close() -> None:
+            await fleet.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+
+        return Opened(fleet.settings, hosts, close=close)
+
+    return FleetSource(title="demo", open=open_)
+
+
+def local_source(settings: Settings | None = None) -> FleetSource:
+    """This machine, without SSH."""
+    base = settings or Settings()
+    name = "".join(c if c.isalnum() or c in "._-" else "-" for c in socket.gethostname())[:64] or "local"
+    inst = InstanceConfig(name=name, host="localhost")
+    local_settings = base.model_copy(update={"instances": (inst,)})
+
+    async def open_() -> Opened:
+        return Opened(local_settings, [(inst, LocalHost(name))])
+
+    return FleetSource(title="local", open=open_)
+
+
+def build_app(
+    source: FleetSource, settings: Settings | None = None, *, clock: Callable[[], float] = time.time
+) -> GpuTuiApp:
+    keys = dict(settings.keys) if settings else {}
+    return GpuTuiApp(source, keys=keys, clock=clock)

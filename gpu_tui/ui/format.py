@@ -1,0 +1,73 @@
+"""Rich `Text` for the dashboard's rows; remote strings enter only as plain text, never markup."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from gpu_tui.core.models import GpuSample
+from gpu_tui.core.spark import sparkline
+from gpu_tui.core.text import printable
+from gpu_tui.services.fleet import InstanceView
+
+__all__ = ["STATE_STYLE", "state_text", "gpu_row", "short_gpu_name", "duration", "gib"]
+
+STATE_STYLE = {
+    "online": "green",
+    "connecting": "yellow",
+    "offline": "red",
+    "auth failed": "bold red",
+    "host key changed": "bold red",
+    "unknown host key": "bold yellow",
+    "gpu error": "bold magenta",
+    "stopped": "dim",
+}
+
+
+def state_text(view: InstanceView, now: float) -> Text:
+    word = view.shown_state
+    label = word
+    if word == "offline" and view.retry_at is not None:
+        label = f"offline, retry {max(0, int(view.retry_at - now))}s"
+    return Text(label, style=STATE_STYLE.get(word, ""))
+
+
+def short_gpu_name(name: str | None) -> str:
+    if not name:
+        return "?"
+    n = printable(name)
+    for prefix in ("NVIDIA ", "GeForce ", "Tesla "):
+        n = n.removeprefix(prefix)
+    return n
+
+
+def duration(seconds: int | None) -> str:
+    if seconds is None:
+        return "-"
+    h, rem = divmod(int(seconds), 3600)
+    d, h = divmod(h, 24)
+    return f"{d}d{h:02d}h" if d else f"{h}h{rem // 60:02d}m"
+
+
+def gib(mib: int | float | None) -> str:
+    return "-" if mib is None else f"{mib / 1024:.1f}"
+
+
+def _pct(v: int | None) -> str:
+    return "  n/a" if v is None else f"{v:>4}%"
+
+
+def gpu_row(g: GpuSample, util_hist: list[int | None], mem_hist: list[int | None], spark_w: int) -> Text:
+    """`0 RTX 4090  ▂▅▇█ 87%  ▃▄▅▅ 20.0/24.0G  66°C 281/450W` with fixed-scale histories."""
+    t = Text()
+    t.append(f"{g.index:>2} ", style="bold")
+    t.append(f"{short_gpu_name(g.name)[:14]:<14} ")
+    t.append(sparkline(util_hist, low=0, high=100, width=spark_w), style="green")
+    t.append(_pct(g.utilization_gpu) + " ")
+    total = g.memory_total_mib or 0
+    t.append(sparkline(mem_hist, low=0, high=total or 1, width=spark_w), style="cyan")
+    t.append(f" {gib(g.memory_used_mib):>5}/{gib(g.memory_total_mib)}G")
+    t.append(f" {'-' if g.temperature_c is None else g.temperature_c:>3}°C")
+    draw = "-" if g.power_draw_w is None else f"{g.power_draw_w:.0f}"
+    limit = "-" if g.power_limit_w is None else f"{g.power_limit_w:.0f}"
+    t.append(f" {draw:>4}/{limit}W")
+    return t

@@ -1,0 +1,32 @@
+"""Where the dashboard's instances come from: the config file, the demo fleet, or this machine."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from gpu_tui.config.settings import InstanceConfig, Settings
+from gpu_tui.remote.host import Host
+
+__all__ = ["FleetSource", "Opened"]
+
+
+@dataclass
+class Opened:
+    """What a source yields once started: the instances and hosts, and how to trust a host key."""
+
+    settings: Settings
+    hosts: list[tuple[InstanceConfig, Host]]
+    trust: Callable[[str, str], None] = lambda name, key_line: None
+    close: Callable[[], Awaitable[None]] | None = None
+
+
+@dataclass
+class FleetSource:
+    """A named, lazily opened source; opening runs on the app's event loop (the demo starts servers)."""
+
+    title: str
+    open: Callable[[], Awaitable[Opened]]
+    config_path: str = ""
+    empty: bool = field(default=False)
+    """True when the config has no instances: the app shows the welcome screen instead."""

@@ -1,0 +1,48 @@
+"""Host CPU / RAM / disk and the GPU processes of the selected instance."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from gpu_tui.core.text import printable
+from gpu_tui.services.fleet import InstanceView
+
+__all__ = ["HostPanel"]
+
+
+class HostPanel(Static):
+    DEFAULT_CSS = """
+    HostPanel { height: 1fr; padding: 0 1; border-top: solid $primary-darken-2; }
+    """
+
+    def render_view(self, v: InstanceView | None) -> Text:
+        t = Text()
+        if v is None or v.state != "online":
+            return t
+        s = v.stats
+        if s is not None:
+            cpu = "-" if s.cpu_percent is None else f"{s.cpu_percent:.0f}%"
+            t.append("host ", style="bold")
+            t.append(f"CPU {cpu} of {s.cpu_count or '?'}  load {s.load1 if s.load1 is not None else '-'}  ")
+            if s.mem_total_mib:
+                t.append(f"RAM {(s.mem_used_mib or 0) / 1024:.1f}/{s.mem_total_mib / 1024:.1f}G  ")
+            if s.disk_total_gib:
+                t.append(f"disk / {s.disk_used_gib:.0f}/{s.disk_total_gib:.0f}G")
+        index_of = {g.uuid: g.index for g in (v.frame.gpus if v.frame else ())}
+        if v.processes:
+            hidden = sum(1 for p in v.processes if p.process_name is None)
+            t.append("\nprocesses", style="bold")
+            if hidden:
+                t.append(f"  ({hidden} with names hidden by the container: host pids)", style="dim")
+            for p in sorted(v.processes, key=lambda p: (index_of.get(p.gpu_uuid, 99), -(p.used_memory_mib or 0))):
+                gpu = index_of.get(p.gpu_uuid)
+                mem = "-" if p.used_memory_mib is None else f"{p.used_memory_mib} MiB"
+                name = printable(p.process_name) if p.process_name else "[not visible in container]"
+                t.append(f"\n  gpu {'?' if gpu is None else gpu}  pid {p.pid or '?':>7}  {mem:>10}  {name}")
+        elif v.frame is not None:
+            t.append("\nno GPU processes", style="dim")
+        return t
+
+    def show(self, v: InstanceView | None) -> None:
+        self.update(self.render_view(v))

@@ -1,0 +1,63 @@
+"""The instance list: one row per instance in config order; cells are rewritten only when they change."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from gpu_tui.core.cost import format_money
+from gpu_tui.services.fleet import InstanceView
+from gpu_tui.ui.format import gib, state_text
+
+__all__ = ["InstanceTable"]
+
+COLUMNS = ("name", "state", "gpus", "util", "vram", "rate", "cost")
+LABELS = ("Instance", "State", "GPUs", "Util", "VRAM GiB", "Rate", "So far")
+
+
+class InstanceTable(DataTable[Text]):
+    DEFAULT_CSS = """
+    InstanceTable { height: auto; max-height: 40%; }
+    """
+
+    def __init__(self, currency: str, **kw: object) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kw)  # type: ignore[arg-type]
+        self._currency = currency
+        self._cells: dict[tuple[str, str], Text] = {}
+
+    def on_mount(self) -> None:
+        for key, label in zip(COLUMNS, LABELS):
+            self.add_column(label, key=key)
+
+    def cells_for(self, v: InstanceView, now: float) -> dict[str, Text]:
+        gpus = v.frame.gpus if v.frame and v.state == "online" else ()
+        utils = [g.utilization_gpu for g in gpus if g.utilization_gpu is not None]
+        used = sum(g.memory_used_mib or 0 for g in gpus)
+        total = sum(g.memory_total_mib or 0 for g in gpus)
+        return {
+            "name": Text(v.name, style="bold"),
+            "state": state_text(v, now),
+            "gpus": Text(str(len(gpus)) if gpus else "-", justify="right"),
+            "util": Text(f"{sum(utils) / len(utils):.0f}%" if utils else "-", justify="right"),
+            "vram": Text(f"{gib(used)}/{gib(total)}" if total else "-", justify="right"),
+            "rate": Text(f"{format_money(v.config.hourly_rate, self._currency)}/h", justify="right"),
+            "cost": Text(format_money(v.cost_so_far(now), self._currency), justify="right"),
+        }
+
+    def show(self, v: InstanceView, now: float) -> None:
+        cells = self.cells_for(v, now)
+        if v.name not in self.rows:
+            self.add_row(*(cells[c] for c in COLUMNS), key=v.name)
+            self._cells.update({(v.name, c): cells[c] for c in COLUMNS})
+            return
+        for col, text in cells.items():
+            if self._cells.get((v.name, col)) != text:
+                self._cells[(v.name, col)] = text
+                self.update_cell(v.name, col, text)
+
+    @property
+    def selected_name(self) -> str | None:
+        if not self.row_count:
+            return None
+        row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
+        return str(row_key.value) if row_key.value is not None else None

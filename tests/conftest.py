@@ -1,0 +1,122 @@
+"""Shared fixtures. The sshd tier: real OpenSSH sshd processes on loopback (tests/sshd.py).
+
+Fixtures (tests using any of them are marked ``sshd`` automatically):
+
+- ``sshd_session`` (session): ``sshd.SshdSession``: ``.root``, ``.client_key``, ``.password_user``.
+- ``sshd_root`` (session): ``Path`` of the session root dir (0755, under /tmp, removed at the end;
+  keep it with GPU_TUI_KEEP_SSHD_DIRS=1).
+- ``client_key`` (session): ``sshd.ClientKey`` (``path``, ``public_path``, ``key``, ``public_line``),
+  authorised for root on every instance.
+- ``password_user`` (session): ``sshd.PasswordUser`` (``name`` "gputui-pw", ``password`` random
+  per test session, ``uid``, ``gid``, ``home``).
+- ``sshd_factory`` (function): ``make(name="gpu", *, capture=None, gpus=None, mode="ok",
+  start=True, **SshdInstance kwargs) -> SshdInstance`` (started). Everything it made is killed at
+  teardown, pass or fail, together with whatever the sessions started.
+- ``sshd_instance`` (function): one started instance (H100 capture, 1 GPU).
+- ``sshd_fleet`` (function): three started instances: H100 x1, L40S x8, RTX 4080 SUPER x1.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+_TESTS = str(Path(__file__).resolve().parent)
+if _TESTS not in sys.path:
+    sys.path.insert(0, _TESTS)
+
+import sshd as sshd_lib  # noqa: E402  (tests/sshd.py)
+
+SSHD_FIXTURES = {
+    "sshd_session",
+    "sshd_root",
+    "client_key",
+    "password_user",
+    "sshd_factory",
+    "sshd_instance",
+    "sshd_fleet",
+}
+
+FLEET = (
+    ("h100", "h100-80gb", None),
+    ("l40s", "l40s", 8),
+    ("rtx4080", "4080-super", None),
+)
+
+_session: sshd_lib.SshdSession | None = None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if SSHD_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.sshd)
+
+
+@pytest.fixture(scope="session")
+def sshd_session():
+    global _session
+    session = sshd_lib.SshdSession()  # raises SshdError (a failure, not a skip) if it cannot run
+    _session = session
+    try:
+        yield session
+    finally:
+        session.cleanup()
+        _session = None
+
+
+@pytest.fixture(scope="session")
+def sshd_root(sshd_session) -> Path:
+    return sshd_session.root
+
+
+@pytest.fixture(scope="session")
+def client_key(sshd_session) -> sshd_lib.ClientKey:
+    return sshd_session.client_key
+
+
+@pytest.fixture(scope="session")
+def password_user(sshd_session) -> sshd_lib.PasswordUser:
+    return sshd_session.password_user
+
+
+@pytest.fixture
+def sshd_factory(sshd_session):
+    made: list[sshd_lib.SshdInstance] = []
+
+    def make(name: str = "gpu", *, capture=None, gpus=None, mode="ok", start=True, **kw):
+        inst = sshd_session.instance(name, capture=capture, gpus=gpus, mode=mode, start=False, **kw)
+        made.append(inst)
+        if start:
+            inst.start()
+        return inst
+
+    try:
+        yield make
+    finally:
+        errors = []
+        for inst in made:
+            try:
+                inst.kill()
+            except Exception as e:  # noqa: BLE001 - kill the rest, then report
+                errors.append(f"{inst!r}: {e}")
+        if errors:
+            raise sshd_lib.SshdError("teardown failed: " + "; ".join(errors))
+
+
+@pytest.fixture
+def sshd_instance(sshd_factory) -> sshd_lib.SshdInstance:
+    return sshd_factory("gpu")
+
+
+@pytest.fixture
+def sshd_fleet(sshd_factory) -> list[sshd_lib.SshdInstance]:
+    return [sshd_factory(name, capture=capture, gpus=gpus) for name, capture, gpus in FLEET]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # Safety net (also registered with atexit by tests/sshd.py): no sshd outlives the run.
+    if _session is not None:
+        _session.stop_all()
+    sshd_lib.kill_all_started()

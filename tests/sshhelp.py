@@ -1,0 +1,56 @@
+"""Build gpu-tui's own SshHost / config for a fixture sshd, with trust and credentials chosen per test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from gpu_tui.remote.hostkeys import KnownHosts
+from gpu_tui.remote.ssh import SshHost, SshTarget
+
+
+def known_hosts(tmp: Path, *trusted: object) -> KnownHosts:
+    app = tmp / "app_known_hosts"
+    app.write_text("".join(f"{inst.host_public_key_line}\n" for inst in trusted))  # type: ignore[attr-defined]
+    return KnownHosts(tmp / "user_known_hosts", app)
+
+
+def ssh_host(
+    inst: object,
+    tmp: Path,
+    *,
+    user: str = "root",
+    password: str | None = None,
+    trust: bool = True,
+    use_key: bool = True,
+    timeout: float = 5.0,
+    keepalive: tuple[float, int] = (5.0, 2),
+) -> SshHost:
+    target = SshTarget(
+        inst.name,  # type: ignore[attr-defined]
+        inst.host,  # type: ignore[attr-defined]
+        inst.port,  # type: ignore[attr-defined]
+        user,
+        str(inst.client_key_path) if use_key else None,  # type: ignore[attr-defined]
+    )
+    return SshHost(
+        target,
+        known_hosts=known_hosts(tmp, *( [inst] if trust else [])),
+        password=SecretStr(password) if password is not None else None,
+        ssh_config=None,
+        connect_timeout=timeout,
+        keepalive_interval=keepalive[0],
+        keepalive_count_max=keepalive[1],
+    )
+
+
+def config_text(instances: list[object], *, connect_timeout: float = 3.0, rate: float = 1.5) -> str:
+    parts = [f"[settings]\nconnect_timeout_seconds = {connect_timeout}\nrefresh_seconds = 0.5\n"]
+    for inst in instances:
+        parts.append(
+            "[[instances]]\n"
+            f'name = "{inst.name}"\nhost = "{inst.host}"\nport = {inst.port}\n'  # type: ignore[attr-defined]
+            f'identity_file = "{inst.client_key_path}"\nhourly_rate = {rate}\n'  # type: ignore[attr-defined]
+        )
+    return "\n".join(parts)
