@@ -942,9 +942,15 @@ class SshdInstance:
     def _kill_until_gone(self, victims: list[int], timeout: float = 5.0) -> None:
         """SIGKILL ``victims`` and this instance's marked processes until none is left alive
         (a shell may fork between a scan and its signal; SIGKILL itself is asynchronous)."""
+        def start_of(pid: int) -> bytes | None:
+            fields = _proc_stat(pid)
+            return fields[19] if fields else None
+
+        known = {p: start_of(p) for p in victims}  # a pid counts only while it is the same process
         deadline = time.monotonic() + timeout
         while True:
-            alive = [p for p in dict.fromkeys(victims + self._session_victims(include_tree=False)) if _alive(p)]
+            now = [p for p in known if known[p] is not None and start_of(p) == known[p]]
+            alive = [p for p in dict.fromkeys(now + self._session_victims(include_tree=False)) if _alive(p)]
             if not alive:
                 return
             if time.monotonic() > deadline:
@@ -1116,6 +1122,46 @@ class SshdInstance:
 
 # ------------------------------------------------------------------------------ session
 
+SESSION_PREFIX = "gpu-tui-sshd-"
+
+
+def _owner_token(pid: int) -> str | None:
+    fields = _proc_stat(pid)
+    return f"{pid} {fields[19].decode()}" if fields else None
+
+
+def sweep_stale_sessions(base: str = "/tmp") -> list[str]:
+    """Kill what a crashed (SIGKILLed) earlier test run left behind and remove its root dir.
+
+    A session root holds ``owner`` ("PID STARTTIME" of the process that made it); roots whose
+    owner is gone are stale. Roots of live test runs (other checkouts on this machine) are left
+    alone, and so are roots without an ``owner`` file. A listener is only killed if its command
+    line names that root's sshd_config."""
+    swept = []
+    for root in sorted(Path(base).glob(SESSION_PREFIX + "*")):
+        try:
+            token = (root / "owner").read_text().strip()
+            pid = int(token.split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # no owner recorded (being created, or made by other code): not ours to judge
+        if _owner_token(pid) == token:
+            continue  # its test run is alive
+        for pidfile in root.glob("*/listener.pid"):
+            try:
+                pid = int(pidfile.read_text().strip())
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmdline = f.read()
+            except (OSError, ValueError):
+                continue
+            if str(pidfile.parent / "sshd_config").encode() in cmdline:
+                tree = descendants(pid)
+                _signal_all([pid] + tree, signal.SIGKILL)
+        _signal_all(marked_processes(str(root) + "/"), signal.SIGKILL)
+        shutil.rmtree(root, ignore_errors=True)
+        swept.append(str(root))
+    return swept
+
+
 
 class SshdSession:
     """A test session's root dir, client key, password user and the instances made in it."""
@@ -1126,9 +1172,11 @@ class SshdSession:
         if root is None:
             import tempfile
 
-            root = tempfile.mkdtemp(prefix="gpu-tui-sshd-", dir="/tmp")
+            sweep_stale_sessions()
+            root = tempfile.mkdtemp(prefix=SESSION_PREFIX, dir="/tmp")
         self.root = Path(root).resolve()
         self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / "owner").write_text(f"{_owner_token(os.getpid())}\n")
         os.chmod(self.root, 0o755)  # the password user must reach its HOME and the fakes
         self.client_key = ensure_client_key(self.root)
         self.password_user = ensure_password_user() if password_user else None

@@ -121,14 +121,17 @@ class HostMonitor:
 
     async def _gpu_loop(self) -> None:
         error: GpuError | None = None
+        legacy = False
         while True:
             asm = nvsmi.FrameAssembler(clock=self._clock)
             tail: list[str] = []
             got_frame = False
             try:
-                async with self.host.stream(probes.gpu_stream_command(self._refresh)) as lines:
+                async with self.host.stream(probes.gpu_stream_command(self._refresh, legacy=legacy)) as lines:
                     async for line in lines:
                         out = asm.feed(line)
+                        if not got_frame and not isinstance(out, GpuFrame) and line.strip():
+                            tail = (tail + [line])[-5:]
                         if isinstance(out, GpuFrame):
                             got_frame = True
                             if error is not None:
@@ -138,12 +141,13 @@ class HostMonitor:
                         elif out is not None and out != error:
                             error = out
                             self._emit(GpuErrorChanged(self.name, out))
-                        elif out is None and not got_frame and line.strip():
-                            tail = (tail + [line])[-5:]
                     status = lines.exit_status
             except RemoteError as exc:
                 log.info("%s: gpu stream: %s", self.name, exc)
                 await asyncio.sleep(GPU_RETRY_SECONDS)
+                continue
+            if not got_frame and not legacy and nvsmi.unsupported_field("\n".join(tail)) == "mig.mode.current":
+                legacy = True  # an old driver: ask again without the MIG field, at once
                 continue
             if error is None:
                 found = nvsmi.detect_error("\n".join(tail), status) or GpuError(

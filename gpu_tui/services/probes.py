@@ -37,14 +37,19 @@ ncpu=$(grep -c '^cpu[0-9]' /proc/stat 2>/dev/null)
 """
 
 
-def gpu_stream_command(interval_seconds: float) -> str:
-    """The long-lived metrics stream: nvidia-smi's own loop, one process for the whole session."""
+def gpu_stream_command(interval_seconds: float, *, legacy: bool = False) -> str:
+    """The long-lived metrics stream: nvidia-smi's own loop, one process for the whole session.
+
+    `legacy` drops `mig.mode.current`, which drivers older than R450 refuse.
+    """
     ms = max(100, int(round(interval_seconds * 1000)))
-    return join(nvsmi.query_gpu_argv(ms)) + " 2>&1"
+    fields = nvsmi.LEGACY_QUERY_FIELDS if legacy else nvsmi.QUERY_FIELDS
+    return join(nvsmi.query_gpu_argv(ms, fields=fields)) + " 2>&1"
 
 
-def gpu_once_command() -> str:
-    return join(nvsmi.query_gpu_argv(None)) + " 2>&1"
+def gpu_once_command(*, legacy: bool = False) -> str:
+    fields = nvsmi.LEGACY_QUERY_FIELDS if legacy else nvsmi.QUERY_FIELDS
+    return join(nvsmi.query_gpu_argv(None, fields=fields)) + " 2>&1"
 
 
 def _apps_block() -> str:

@@ -79,8 +79,14 @@ async def sample_host(host: Host, hourly_rate: float, *, command_timeout: float 
         st.online = host.connected
         await host.close()
         return st
-    await host.close()
     text = gpu_res.stdout + gpu_res.stderr
+    if nvsmi.unsupported_field(text) == "mig.mode.current":
+        try:
+            gpu_res = await host.run(probes.gpu_once_command(legacy=True), timeout=command_timeout)
+            text = gpu_res.stdout + gpu_res.stderr
+        except RemoteError as exc:
+            st.error, st.error_title = exc.message, exc.title
+    await host.close()
     st.gpus = nvsmi.parse_rows(text)
     st.gpu_error = nvsmi.detect_error(text, gpu_res.exit_status)
     if st.gpu_error is None and not st.gpus and gpu_res.exit_status != 0:

@@ -27,7 +27,7 @@ def state_text(view: InstanceView, now: float) -> Text:
     word = view.shown_state
     label = word
     if word == "offline" and view.retry_at is not None:
-        label = f"offline, retry {max(0, int(view.retry_at - now))}s"
+        label = f"offline {max(0, int(view.retry_at - now))}s"
     return Text(label, style=STATE_STYLE.get(word, ""))
 
 

@@ -206,7 +206,7 @@ async def test_monitor_sees_the_driver_failure(fleet: DemoFleet, tmp_path: Path)
 
 
 async def test_flaky_instance_goes_offline_and_comes_back(tmp_path: Path) -> None:
-    f = await start_demo_fleet(workdir=tmp_path / "demo", drop_every=2.0, drop_for=1.5)
+    f = await start_demo_fleet(workdir=tmp_path / "demo", drop_every=3.0, drop_for=1.0)
     try:
         kh = known_hosts(tmp_path, f.known_hosts_text)
         events: list[MonitorEvent] = []
@@ -244,7 +244,7 @@ async def test_many_instances_all_answer(tmp_path: Path) -> None:
     try:
         names = f.names
         assert len(names) == 40 and len(set(names)) == 40
-        assert names[:6] == DEFAULT_NAMES and names[6] == "autodl-4090-train-2" and names[39] == "autodl-4090-idle-7"
+        assert names[:6] == DEFAULT_NAMES and names[6] == "autodl-4090-train-2" and names[39] == "lab-a100-mig-7"
         assert started < 5.0
         kh = known_hosts(tmp_path, f.known_hosts_text)
         hosts = [(ssh_host(f, i.name, kh), i.hourly_rate) for i in f.settings.instances]
@@ -406,7 +406,7 @@ async def test_streams_tick_at_the_asked_interval_and_end_when_closed(
 
 async def test_training_log_grows(fleet: DemoFleet) -> None:
     path = fleet.training_logs["autodl-4090-train"]
-    before = path.read_text(encoding="utf-8")
+    before = path.read_bytes().decode("utf-8")
     assert "loss=" in before and "it/s" in before and "\r" in before
     assert await wait_for(lambda: path.stat().st_size > len(before.encode()), 5.0)
     assert set(fleet.training_logs) == {"autodl-4090-train", "runpod-h100x8"}

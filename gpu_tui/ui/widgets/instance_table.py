@@ -13,6 +13,8 @@ __all__ = ["InstanceTable"]
 
 COLUMNS = ("name", "state", "gpus", "util", "vram", "rate", "cost")
 LABELS = ("Instance", "State", "GPUs", "Util", "VRAM GiB", "Rate", "So far")
+# fixed widths: values grow after the first paint, and together they fit an 80-column terminal
+WIDTHS = (17, 13, 4, 4, 11, 8, 9)
 
 
 class InstanceTable(DataTable[Text]):
@@ -26,8 +28,8 @@ class InstanceTable(DataTable[Text]):
         self._cells: dict[tuple[str, str], Text] = {}
 
     def on_mount(self) -> None:
-        for key, label in zip(COLUMNS, LABELS):
-            self.add_column(label, key=key)
+        for key, label, width in zip(COLUMNS, LABELS, WIDTHS):
+            self.add_column(label, key=key, width=width)
 
     def cells_for(self, v: InstanceView, now: float) -> dict[str, Text]:
         gpus = v.frame.gpus if v.frame and v.state == "online" else ()

@@ -1,0 +1,133 @@
+"""The dashboard driven by keys (Textual Pilot) against real sshd instances."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from gpu_tui.config.paths import Paths
+from gpu_tui.config.secrets import SecretStore
+from gpu_tui.config.settings import parse_settings
+from gpu_tui.ui.app import GpuTuiApp
+from gpu_tui.ui.factory import build_app, config_source
+from gpu_tui.ui.screens import DetailScreen, HelpScreen, TrustKeyScreen, WelcomeScreen
+from gpu_tui.ui.widgets import GpuPanel, InstanceTable
+
+from sshhelp import config_text
+
+pytestmark = pytest.mark.sshd
+
+
+def make_app(tmp: Path, instances: list, *, trust: bool = True, keys: str = "") -> GpuTuiApp:
+    text = config_text(instances, connect_timeout=2.0) + keys
+    settings = parse_settings(text)
+    paths = Paths(tmp / "config.toml", tmp / "data", tmp / "log", tmp / "no-ssh-config", tmp / "no-known-hosts")
+    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    if trust:
+        paths.app_known_hosts.write_text("".join(f"{i.host_public_key_line}\n" for i in instances))
+    return build_app(config_source(settings, paths, SecretStore(environ={})), settings)
+
+
+async def wait_for(pilot, pred: Callable[[], bool], timeout: float = 15.0) -> None:
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            raise AssertionError("condition not reached")
+        await pilot.pause(0.1)
+
+
+def state_of(app: GpuTuiApp, name: str) -> str:
+    assert app.fleet is not None
+    return app.fleet.views[name].shown_state
+
+
+def panel_text(app: GpuTuiApp) -> str:
+    return app.query_one(GpuPanel).render_view(app.selected(), time.time()).plain
+
+
+async def test_instances_in_config_order_first_selected_and_live(sshd_fleet, tmp_path: Path) -> None:
+    app = make_app(tmp_path, sshd_fleet)
+    async with app.run_test(size=(100, 30)) as pilot:
+        table = app.query_one(InstanceTable)
+        assert [str(k.value) for k in table.rows] == [i.name for i in sshd_fleet]
+        assert table.selected_name == sshd_fleet[0].name
+        await wait_for(pilot, lambda: all(state_of(app, i.name) == "online" for i in sshd_fleet))
+        await wait_for(pilot, lambda: "%" in panel_text(app) and "°C" in panel_text(app))
+        await pilot.press("j")
+        assert table.selected_name == sshd_fleet[1].name
+        await pilot.press("down", "k")
+        assert table.selected_name == sshd_fleet[1].name
+        assert sshd_fleet[1].name in panel_text(app)
+
+
+async def test_detail_and_help_screens(sshd_instance, tmp_path: Path) -> None:
+    app = make_app(tmp_path, [sshd_instance], keys='\n[keys]\nhelp = "f1"\n')
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.fleet is not None and app.fleet.views[sshd_instance.name].frame is not None)
+        await pilot.press("enter")
+        assert isinstance(app.screen, DetailScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, DetailScreen)
+        await pilot.press("f1")  # remapped through [keys]
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.press("question_mark")  # the default key no longer opens help
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_offline_and_back_is_shown(sshd_instance, tmp_path: Path) -> None:
+    app = make_app(tmp_path, [sshd_instance])
+    async with app.run_test(size=(80, 24)) as pilot:
+        name = sshd_instance.name
+        await wait_for(pilot, lambda: state_of(app, name) == "online")
+        sshd_instance.stop()
+        await wait_for(pilot, lambda: state_of(app, name) == "offline")
+        await wait_for(pilot, lambda: "offline" in panel_text(app))
+        assert app.check_action("reconnect", ()) is True
+        sshd_instance.start()
+        await pilot.press("R")
+        await wait_for(pilot, lambda: state_of(app, name) == "online", timeout=20)
+
+
+async def test_unknown_host_key_asks_then_trusts(sshd_instance, tmp_path: Path) -> None:
+    app = make_app(tmp_path, [sshd_instance], trust=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        name = sshd_instance.name
+        await wait_for(pilot, lambda: state_of(app, name) == "unknown host key")
+        assert sshd_instance.host_key_fingerprint in (app.fleet.views[name].fingerprint or "")
+        await pilot.press("K")
+        assert isinstance(app.screen, TrustKeyScreen)
+        await pilot.click("#trust")
+        await wait_for(pilot, lambda: state_of(app, name) == "online")
+        known = (tmp_path / "data" / "known_hosts").read_text()
+        assert sshd_instance.host_public_key.split()[1] in known
+
+
+async def test_changed_host_key_is_shown_and_trust_key_disabled_elsewhere(sshd_fleet, tmp_path: Path) -> None:
+    changed = sshd_fleet[1]
+    app = make_app(tmp_path, sshd_fleet)
+    changed.regenerate_host_key()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: state_of(app, changed.name) == "host key changed")
+        assert app.check_action("trust_key", ()) is None  # first instance is fine: shown disabled
+        await pilot.press("j")
+        assert app.check_action("trust_key", ()) is True
+        await pilot.press("K")
+        assert isinstance(app.screen, TrustKeyScreen)
+        await pilot.press("escape")  # refusing keeps it refused
+        await pilot.pause(0.5)
+        assert state_of(app, changed.name) == "host key changed"
+
+
+async def test_welcome_screen_when_no_instances(tmp_path: Path) -> None:
+    settings = parse_settings("")
+    paths = Paths(tmp_path / "config.toml", tmp_path / "data", tmp_path / "log", tmp_path / "x", tmp_path / "y")
+    app = build_app(config_source(settings, paths, SecretStore(environ={})), settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert isinstance(app.screen, WelcomeScreen)
+        await pilot.press("d")
+    assert app.return_value == "demo"
