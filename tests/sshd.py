@@ -48,8 +48,21 @@ bind-mounted over every real shutdown/poweroff/halt/reboot (for systemd that is
 /usr/bin/systemctl, which the fake then answers as a container's systemctl would).
 ``SshdInstance.power_guard`` says whether it is on. Nothing leaks out of the namespace.
 
-Needs: root, /usr/sbin/sshd (apt: openssh-server), useradd + chpasswd (passwd), python3.
-The sshd tier must run in CI: anything missing raises SshdError, never a skip.
+Processes: each sshd runs in its own session (setsid) so a Ctrl-C in pytest does not reach it.
+Every session on an instance carries ``GPU_TUI_FAKE_INSTANCE=<instance dir>`` in its
+environment, and so does anything it starts (``setsid nohup`` jobs, tmux servers), so kill(),
+stop() and the fake shutdown find them even outside sshd's process tree. Safety nets: an
+atexit hook (kill_all_started) and, when a new session starts, sweep_stale_sessions(), which
+cleans up roots whose owning process died without cleaning up (SIGKILL).
+
+Password user: ``gputui-pw`` (useradd, home /home/gputui-pw, /bin/bash), password random per
+test session via chpasswd on stdin; concurrent test sessions on one machine share it through
+flock()s in /run/gpu-tui-tests (see ensure_password_user). sshd reads /etc/shadow itself
+(``UsePAM no``). The session client key is authorised for root only.
+
+Needs: root, /usr/sbin/sshd (apt: openssh-server), useradd + chpasswd (passwd), python3,
+unshare + mount (util-linux, mount; optional: the power guard). The sshd tier must run in CI:
+anything missing raises SshdError, never a skip.
 """
 
 from __future__ import annotations
@@ -810,6 +823,8 @@ class SshdInstance:
         return descendants(self._proc.pid) if self.is_running else []
 
     def start(self, timeout: float = START_TIMEOUT) -> "SshdInstance":
+        """Start sshd (a free port the first time, the same port ever after) and wait until it
+        sends its SSH banner. After a fake shutdown this is "power the instance back on"."""
         if self.is_running:
             return self
         (self.dir / "powered_off").unlink(missing_ok=True)
@@ -863,7 +878,8 @@ class SshdInstance:
             self._orphans = []
         self._proc = None
         self._frozen = []
-        _LIVE.discard(self)
+        if not self._orphans:  # else kill_all_started() must still end those connections
+            _LIVE.discard(self)
 
     def kill(self) -> None:
         """SIGKILL the listener, every connection and every process the sessions started."""

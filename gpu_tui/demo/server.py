@@ -12,6 +12,7 @@ import contextlib
 import hmac
 import logging
 import random
+import socket
 
 import asyncssh
 
@@ -187,6 +188,7 @@ class DemoServer:
         """Long-lived streams (nvidia-smi loops, stats loops) running now."""
         self._acceptor: asyncssh.SSHAcceptor | None = None
         self._flapper: asyncio.Task[None] | None = None
+        self._reserved: socket.socket | None = None
 
     @property
     def known_hosts_line(self) -> str:
@@ -198,46 +200,70 @@ class DemoServer:
         ok = hmac.compare_digest(password.encode(), self._password)
         return ok and username == self.user
 
-    async def _listen(self, port: int) -> None:
-        self._acceptor = await asyncssh.listen(
-            HOST,
-            port,
-            server_factory=lambda: _Server(self),
-            server_host_keys=[self._key],
-            compression_algs=["none"],
-            allow_scp=False,
-            agent_forwarding=False,
-            x11_forwarding=False,
-            login_timeout=30,
-            reuse_address=True,
-        )
+    def _bind(self, port: int) -> socket.socket:
+        """A TCP socket bound to HOST:port, not listening yet: connections to it are refused."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((HOST, port))
+        except OSError:
+            sock.close()
+            raise
+        return sock
+
+    async def _listen(self, sock: socket.socket) -> None:
+        try:
+            self._acceptor = await asyncssh.listen(
+                sock=sock,
+                server_factory=lambda: _Server(self),
+                server_host_keys=[self._key],
+                compression_algs=["none"],
+                allow_scp=False,
+                agent_forwarding=False,
+                x11_forwarding=False,
+                login_timeout=30,
+            )
+        except BaseException:
+            sock.close()
+            raise
         self.port = self._acceptor.get_port()
         self.up = True
 
     async def start(self) -> None:
-        await self._listen(0)
+        await self._listen(self._bind(0))
 
-    async def go_down(self, *, quiet: bool = False) -> None:
-        """The instance drops: every connection dies without a goodbye, new ones are refused."""
+    async def go_down(self, *, final: bool = False) -> None:
+        """The instance drops: every connection dies without a goodbye, new ones are refused.
+
+        The port stays bound (not listening) while down, so connecting is refused at once and
+        nothing else can take the port before the instance comes back. `final`: closing for good.
+        """
         self.up = False
         acceptor, self._acceptor = self._acceptor, None
         if acceptor is not None:
-            acceptor.close()
+            acceptor.close()  # closes the listening socket now
         for conn in list(self.connections):
             conn.abort()
         self.connections.clear()
+        if acceptor is not None and not final:
+            try:
+                self._reserved = self._bind(self.port)
+            except OSError as exc:
+                log.warning("demo %s: cannot hold port %d while down: %s", self.name, self.port, exc)
         if acceptor is not None:
             with contextlib.suppress(asyncio.TimeoutError, TimeoutError, OSError):
                 await asyncio.wait_for(acceptor.wait_closed(), 2.0)
-        if not quiet:
+        if not final:
             log.info("demo %s: down", self.name)
 
     async def come_up(self) -> None:
-        """Listen again on the same port (a few tries: the port may linger for a moment)."""
+        """Listen again on the same port."""
+        sock, self._reserved = self._reserved, None
         for attempt in range(20):
             try:
-                await self._listen(self.port)
+                await self._listen(sock if sock is not None else self._bind(self.port))
             except OSError:
+                sock = None
                 await asyncio.sleep(0.1 * (attempt + 1))
                 continue
             log.info("demo %s: up again on port %d", self.name, self.port)
@@ -266,4 +292,7 @@ class DemoServer:
             flapper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await flapper
-        await self.go_down(quiet=True)
+        await self.go_down(final=True)
+        if self._reserved is not None:
+            self._reserved.close()
+            self._reserved = None

@@ -61,7 +61,9 @@ class GpuTuiApp(App[str | None]):
     def compose(self) -> ComposeResult:
         yield FleetBar(self.source.title, "¥", id="fleet-bar")
         yield InstanceTable("¥", id="instances")
-        yield GpuPanel(id="gpus")
+        panel = GpuPanel(id="gpus")
+        panel.show_address = self.source.show_address
+        yield panel
         yield HostPanel(id="host")
         yield Footer()
 
@@ -85,7 +87,7 @@ class GpuTuiApp(App[str | None]):
         for view in self.fleet.views.values():
             table.show(view, now)
         table.focus()
-        self._refresh_panels()
+        self.refresh_panels()
         self.run_worker(self.fleet.run(), name="fleet", exit_on_error=False)
         self.set_interval(1.0, self._tick)
 
@@ -104,7 +106,7 @@ class GpuTuiApp(App[str | None]):
         name = self.query_one(InstanceTable).selected_name
         return self.fleet.views.get(name) if name else None
 
-    def _refresh_panels(self) -> None:
+    def refresh_panels(self) -> None:
         view, now = self.selected(), self.clock()
         with self.batch_update():
             self.query_one(GpuPanel).show(view, now)
@@ -117,7 +119,7 @@ class GpuTuiApp(App[str | None]):
         view = self.fleet.views[message.name]
         self.query_one(InstanceTable).show(view, self.clock())
         if self.selected() is view:
-            self._refresh_panels()
+            self.refresh_panels()
 
     def _tick(self) -> None:
         if self.fleet is None:
@@ -130,7 +132,7 @@ class GpuTuiApp(App[str | None]):
             self.query_one(FleetBar).refresh_from(self.fleet, now)
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
-        self._refresh_panels()
+        self.refresh_panels()
 
     def on_data_table_row_selected(self, _event: DataTable.RowSelected) -> None:
         self.action_detail()

@@ -45,14 +45,16 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
     )
 
 
-def demo_source(instances: int | None = None, *, seed: int = 0) -> FleetSource:
+def demo_source(
+    instances: int | None = None, *, seed: int = 0, clock: Callable[[], float] = time.time
+) -> FleetSource:
     """The simulated fleet: in-process SSH servers on loopback, reached through the real SSH code."""
 
     async def open_() -> Opened:
         from gpu_tui.demo import start_demo_fleet
 
         workdir = Path(tempfile.mkdtemp(prefix="gpu-tui-demo-"))
-        fleet = await start_demo_fleet(instances, workdir=workdir, seed=seed)
+        fleet = await start_demo_fleet(instances, workdir=workdir, seed=seed, clock=clock)
         paths = Paths(
             config_file=workdir / "config.toml",
             data_dir=workdir / "data",
@@ -73,7 +75,7 @@ def demo_source(instances: int | None = None, *, seed: int = 0) -> FleetSource:
 
         return Opened(fleet.settings, hosts, close=close)
 
-    return FleetSource(title="demo", open=open_)
+    return FleetSource(title="demo", open=open_, show_address=False)
 
 
 def local_source(settings: Settings | None = None) -> FleetSource:

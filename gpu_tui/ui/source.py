@@ -30,3 +30,5 @@ class FleetSource:
     config_path: str = ""
     empty: bool = field(default=False)
     """True when the config has no instances: the app shows the welcome screen instead."""
+    show_address: bool = True
+    """False for the demo, whose loopback ports mean nothing to a user (and change every run)."""

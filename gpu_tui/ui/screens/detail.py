@@ -59,7 +59,7 @@ class DetailScreen(Screen[None]):
         width = max(40, self.size.width - 4)
         t = Text()
         t.append(f"{v.name}  ", style="bold")
-        t.append(time.strftime("%H:%M:%S"), style="dim")
+        t.append(time.strftime("%H:%M:%S", time.localtime(self.app.clock())), style="dim")  # type: ignore[attr-defined]
         hist = v.history
         if not hist.gpus:
             t.append("\nno GPU samples yet", style="dim")

@@ -19,12 +19,19 @@ class GpuPanel(Static):
     GpuPanel { height: auto; padding: 0 1; border-top: solid $primary-darken-2; }
     """
 
+    show_address = True
+
     def render_view(self, v: InstanceView | None, now: float) -> Text:
         if v is None:
             return Text("no instance selected", style="dim")
         t = Text()
         t.append(v.name, style="bold")
-        where = "this machine" if v.config.host == "localhost" else f"{v.config.user}@{v.config.host}:{v.config.port}"
+        if v.config.host == "localhost":
+            where = "this machine"
+        elif not self.show_address:
+            where = f"simulated, {v.config.provider}"
+        else:
+            where = f"{v.config.user}@{v.config.host}:{v.config.port}"
         t.append(f"  {where}  ", style="dim")
         t.append_text(state_text(v, now))
         up = v.uptime_seconds(now)

@@ -1,0 +1,42 @@
+"""Freeze a running dashboard into a repeatable picture, for snapshot tests and screenshots/.
+
+With the demo on a fixed clock every value is constant; what still varies is how many samples
+arrived, so this stops the monitors and fills each history with the latest sample.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from gpu_tui.ui.app import GpuTuiApp
+
+__all__ = ["settle"]
+
+
+async def settle(app: GpuTuiApp, *, timeout: float = 20.0) -> None:
+    """Wait until every instance has left `connecting` (and online ones have a frame), then freeze."""
+    end = time.monotonic() + timeout
+    while True:
+        fleet = app.fleet
+        if fleet is not None and all(
+            v.shown_state not in ("connecting",)
+            and (v.state != "online" or v.gpu_error is not None or (v.frame is not None and v.stats is not None))
+            for v in fleet.views.values()
+        ):
+            break
+        if time.monotonic() > end:
+            raise TimeoutError("the dashboard did not settle")
+        await asyncio.sleep(0.05)
+    app.workers.cancel_all()
+    await asyncio.sleep(0.1)
+    for v in fleet.views.values():
+        if v.frame is not None:
+            for _ in range(v.history.maxlen):
+                v.history.append(v.frame)
+    now = app.clock()
+    table = app.query_one("#instances")
+    for v in fleet.views.values():
+        table.show(v, now)  # type: ignore[attr-defined]
+    app.query_one("#fleet-bar").refresh_from(fleet, now)  # type: ignore[attr-defined]
+    app.refresh_panels()
