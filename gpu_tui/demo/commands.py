@@ -198,13 +198,15 @@ def _query_apps(sim: InstanceSim, names: list[str], units: bool, header: bool, i
     ]
     head = ", ".join(f"{n} [{APP_FIELDS[n]}]" if APP_FIELDS[n] else n for n in canon) + "\n" if header else ""
     fields = tuple((n, APP_FIELDS[n] if units else "") for n in canon)
+    need_ts = "timestamp" in canon
 
     def render(t: float) -> str:
         if not apps:
             return ""
+        ts = format_timestamp(t) if need_ts else ""
         out = []
         for a in apps:
-            v = sim.app_values(a, t)
+            v = sim.app_values(a, t, ts)
             out.append(", ".join(_with_unit(v[n], u) for n, u in fields))
         out.append("")
         return "\n".join(out)

@@ -24,7 +24,8 @@ _TEMP_LAG_S = 20.0  # temperatures follow load with a lag
 
 
 def _noise_table(rng: random.Random) -> tuple[float, ...]:
-    return tuple(rng.uniform(-1.0, 1.0) for _ in range(_NOISE_LEN))
+    r = rng.random
+    return tuple([2.0 * r() - 1.0 for _ in range(_NOISE_LEN)])
 
 
 def format_timestamp(t: float) -> str:
@@ -226,8 +227,8 @@ class InstanceSim:
 
     # ---------------------------------------------------------------- processes
 
-    def app_values(self, app: AppSpec, t: float) -> dict[str, str]:
-        """One compute process's fields as nvidia-smi's nounits strings."""
+    def app_values(self, app: AppSpec, t: float, timestamp: str = "") -> dict[str, str]:
+        """One compute process's fields as nvidia-smi's nounits strings (`timestamp` as given)."""
         gpu = self.gpus[app.gpu]
         memory = "[N/A]" if app.memory_share is None else str(int(gpu.memory_used(t) * app.memory_share))
         return {
@@ -238,7 +239,7 @@ class InstanceSim:
             "gpu_name": gpu.spec.name,
             "gpu_bus_id": gpu.static["pci.bus_id"],
             "gpu_serial": gpu.static["serial"],
-            "timestamp": format_timestamp(t),
+            "timestamp": timestamp,
         }
 
 
@@ -276,6 +277,7 @@ class TrainingLog:
         self._noise = _noise_table(rng)
         self._step = 0  # steps already written
         self._size = 0
+        self._done = False
 
     def _loss(self, step: int) -> float:
         s = self.spec
@@ -327,16 +329,22 @@ class TrainingLog:
         return "".join(parts)
 
     def start(self, now: float) -> None:
-        """Write the run's history up to `now` (thinned to ~1500 updates)."""
+        """Write the run's history up to `now` (thinned to ~300 updates, plus each epoch's end)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         upto = self._target(now)
         header = (
             f"[demo] training started {_mmss(max(0.0, now - self.started_at))} ago; "
             f"{self.spec.epochs} epochs x {self.spec.steps_per_epoch} steps\n"
         )
-        text = header + self._render(upto, max(1, upto // 1500))
+        text = header + self._render(upto, max(1, upto // 300)) + self._finish(upto)
         self.path.write_text(text, encoding="utf-8")
         self._size = len(text.encode())
+
+    def _finish(self, upto: int) -> str:
+        if self._done or upto < self.spec.steps_per_epoch * self.spec.epochs:
+            return ""
+        self._done = True
+        return f"Training complete: {self.spec.epochs} epochs, final train_loss={self._loss(upto - 1):.4f}\n"
 
     def _target(self, now: float) -> int:
         s = self.spec
@@ -347,7 +355,7 @@ class TrainingLog:
         upto = self._target(now)
         if upto <= self._step:
             return
-        text = self._render(upto, max(1, int(self.spec.it_per_s)))
+        text = self._render(upto, max(1, int(self.spec.it_per_s))) + self._finish(upto)
         data = text.encode()
         if self._size + len(data) > self.max_bytes:
             old = self.path.read_bytes()[-(self.max_bytes // 4) :]

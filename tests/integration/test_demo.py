@@ -16,7 +16,7 @@ import pytest
 from pydantic import SecretStr
 
 from gpu_tui.core import nvsmi
-from gpu_tui.core.errors import AuthFailed, ConfigError, HostKeyChanged
+from gpu_tui.core.errors import AuthFailed, ConfigError, HostKeyChanged, Unreachable
 from gpu_tui.core.models import GpuErrorKind
 from gpu_tui.demo import DEFAULT_PROFILES, DemoFleet, start_demo_fleet
 from gpu_tui.remote.hostkeys import KnownHosts
@@ -235,6 +235,23 @@ async def test_flaky_instance_goes_offline_and_comes_back(tmp_path: Path) -> Non
         assert other.online
     finally:
         await f.close()
+
+
+async def test_a_dropped_instance_refuses_then_returns_on_the_same_port(fleet: DemoFleet, tmp_path: Path) -> None:
+    kh = known_hosts(tmp_path, fleet.known_hosts_text)
+    server = fleet.servers["autodl-4090-idle"]
+    port = server.port
+    host = ssh_host(fleet, "autodl-4090-idle", kh)
+    await host.connect()
+    assert host.connected
+    await server.go_down()
+    assert await wait_for(lambda: not host.connected, 3.0)
+    with pytest.raises(Unreachable, match="refused"):
+        await ssh_host(fleet, "autodl-4090-idle", kh).connect()
+    await server.come_up()
+    assert server.port == port
+    st = await sample_host(ssh_host(fleet, "autodl-4090-idle", kh), 1.98)
+    assert st.online and st.gpus
 
 
 async def test_many_instances_all_answer(tmp_path: Path) -> None:
