@@ -9,7 +9,9 @@ Against N simulated instances on loopback (real OpenSSH sshd per instance, tests
 - samples delivered / expected: GPU frames (8 GPUs each) that reached the client inside the
   window vs N x window x 1 Hz;
 - instance-side CPU: every process under the N sshd listeners (per-connection sshd, shells,
-  the fake nvidia-smi, the stats loop and what it runs), see ``tree_cpu_ticks``;
+  the fake nvidia-smi, the stats loop and what it runs): from a cgroup holding the listeners
+  when root can make one (``CpuGroup``, exact), and always from /proc as a cross-check
+  (``tree_cpu_ticks``);
 - client RSS at the end of the window.
 
 At N = 16 (``--naive-n``) the naive way runs too, in the same invocation, on fresh instances:
@@ -175,14 +177,96 @@ def rss_mib() -> tuple[float, float]:
     return rss, hwm
 
 
+GROUP_PREFIX = "gpu-tui-bench-"
+
+
+class CpuGroup:
+    """A cgroup holding one configuration's sshd listeners; everything they fork inherits it.
+
+    Its CPU counter (cgroup v2 ``cpu.stat`` usage_usec, or v1 ``cpuacct.usage``) is exact (ns
+    accounting, not 10 ms ticks per process) and keeps the CPU of every process that ever ran
+    in it, reaped or orphaned. Used when the machine lets root make one; the /proc tree sum
+    (``tree_cpu_ticks``) is always taken too, as a cross-check."""
+
+    BASES = (
+        ("/sys/fs/cgroup", "cpu.stat", "cgroup v2"),
+        ("/sys/fs/cgroup/unified", "cpu.stat", "cgroup v2"),
+        ("/sys/fs/cgroup/cpuacct", "cpuacct.usage", "cgroup v1 cpuacct"),
+    )
+
+    def __init__(self, path: Path, stat: str, kind: str) -> None:
+        self.path, self.stat, self.kind = path, stat, kind
+
+    @classmethod
+    def create(cls, label: str) -> "CpuGroup | None":
+        for base, stat, kind in cls.BASES:
+            b = Path(base)
+            if not (b / "cgroup.procs").exists() or not os.access(b, os.W_OK):
+                continue
+            cls._remove_stale(b)
+            path = b / f"{GROUP_PREFIX}{os.getpid()}-{label}"
+            try:
+                path.mkdir()
+            except OSError:
+                continue
+            if (path / stat).exists():
+                return cls(path, stat, kind)
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        return None
+
+    @staticmethod
+    def _remove_stale(base: Path) -> None:
+        """Empty groups left by a run that was SIGKILLed (its pid is gone)."""
+        for d in base.glob(GROUP_PREFIX + "*"):
+            pid = d.name[len(GROUP_PREFIX) :].split("-", 1)[0]
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                with contextlib.suppress(OSError):
+                    d.rmdir()
+
+    def add(self, pid: int) -> None:
+        (self.path / "cgroup.procs").write_text(f"{pid}\n")
+
+    def usage_s(self) -> float:
+        text = (self.path / self.stat).read_text()
+        if self.stat == "cpuacct.usage":
+            return int(text) / 1e9
+        for line in text.splitlines():
+            if line.startswith("usage_usec "):
+                return int(line.split()[1]) / 1e6
+        raise OSError(f"no usage_usec in {self.path / self.stat}")
+
+    def remove(self) -> None:
+        """rmdir once empty (the instances were killed before); our own stragglers are killed."""
+        deadline = time.monotonic() + 3.0
+        while True:
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    print(f"# WARNING: could not remove {self.path}", file=sys.stderr)
+                    return
+            with contextlib.suppress(OSError):
+                pids = [int(x) for x in (self.path / "cgroup.procs").read_text().split()]
+                for pid in pids:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+            time.sleep(0.05)
+
+
 class Window:
     """Snapshots around the measured window."""
 
-    def __init__(self, listeners: list[int]) -> None:
+    def __init__(self, listeners: list[int], group: CpuGroup | None) -> None:
         self.listeners = listeners
+        self.group = group
 
     def start(self) -> None:
         self.inst0 = tree_cpu_ticks(self.listeners)
+        self.grp0 = self.group.usage_s() if self.group else None
         self.mach0 = machine_cpu()
         self.cpu0 = time.process_time()
         self.t0 = time.monotonic()
@@ -191,13 +275,15 @@ class Window:
         self.t1 = time.monotonic()
         self.cpu1 = time.process_time()
         self.mach1 = machine_cpu()
+        self.grp1 = self.group.usage_s() if self.group else None
         self.inst1 = tree_cpu_ticks(self.listeners)
 
     def figures(self, n: int, delivered: int, expected: int) -> dict[str, Any]:
         elapsed = self.t1 - self.t0
         host_hours = n * elapsed / 3600.0
         client = self.cpu1 - self.cpu0
-        inst = (self.inst1 - self.inst0) / CLK_TCK
+        tree = (self.inst1 - self.inst0) / CLK_TCK
+        inst = (self.grp1 - self.grp0) if self.group else tree
         busy = self.mach1[0] - self.mach0[0]
         total = self.mach1[1] - self.mach0[1]
         rss, hwm = rss_mib()
@@ -213,6 +299,9 @@ class Window:
             "instance_cpu_s": round(inst, 2),
             "instance_cpu_s_per_host_hour": round(inst / host_hours, 2),
             "instance_cpu_pct_of_core": round(100 * inst / elapsed, 2),
+            "instance_cpu_method": self.group.kind if self.group else "/proc tree",
+            "instance_cpu_s_proc_tree": round(tree, 2),
+            "instance_cpu_s_per_host_hour_proc_tree": round(tree / host_hours, 2),
             "machine_busy_pct": round(100 * busy / total, 1) if total else None,
             "client_rss_mib": round(rss, 1),
             "client_rss_hwm_mib": round(hwm, 1),
@@ -251,7 +340,7 @@ class Bench:
             apps_fields=",".join(nvsmi.COMPUTE_APPS_FIELDS),
         )
 
-    def make(self, prefix: str, n: int) -> list[sshd_lib.SshdInstance]:
+    def make(self, prefix: str, n: int, group: CpuGroup | None) -> list[sshd_lib.SshdInstance]:
         made = []
         for i in range(n):
             inst = self.session.instance(f"{prefix}{i:02d}", capture=self.capture, gpus=self.gpus, start=False)
@@ -264,6 +353,8 @@ class Bench:
             os.chmod(cheap, 0o755)
             inst.start()
             made.append(inst)
+            if group is not None:
+                group.add(inst._proc.pid)  # no session yet: all of its sessions will be inside
         return made
 
     @staticmethod
@@ -278,8 +369,25 @@ class Bench:
             inst.kill()
 
     def cleanup(self) -> None:
-        self.session.cleanup()
-        sshd_lib.kill_all_started()
+        old = signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second TERM must not cut this short
+        try:
+            self.session.cleanup()
+        finally:
+            sshd_lib.kill_all_started()
+            signal.signal(signal.SIGTERM, old)
+
+    def leftovers(self) -> list[int]:
+        """Processes still running from this session root: listeners (by command line) and
+        whatever the sessions started (by the instances' environment mark)."""
+        needle = (str(self.session.root) + "/").encode()
+        found = set(sshd_lib.marked_processes(needle.decode()))
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                with contextlib.suppress(OSError):
+                    with open(f"/proc/{name}/cmdline", "rb") as f:
+                        if needle in f.read():
+                            found.add(int(name))
+        return sorted(found)
 
 
 # ------------------------------------------------------------------------------ the two ways
@@ -294,7 +402,9 @@ async def _wait_for(pred, timeout: float) -> bool:
     return True
 
 
-async def run_stream(insts: list[sshd_lib.SshdInstance], seconds: float, warmup_timeout: float) -> dict[str, Any]:
+async def run_stream(
+    insts: list[sshd_lib.SshdInstance], group: CpuGroup | None, seconds: float, warmup_timeout: float
+) -> dict[str, Any]:
     """gpu-tui's way: one HostMonitor per instance (nvidia-smi -lms stream + stats loop)."""
     n = len(insts)
     frames = {inst.name: 0 for inst in insts}
@@ -329,10 +439,13 @@ async def run_stream(insts: list[sshd_lib.SshdInstance], seconds: float, warmup_
         await asyncio.sleep(STAGGER)
     try:
         ready = await _wait_for(lambda: all(frames.values()), warmup_timeout)
-        setup = {"ready_s": round(time.monotonic() - t_a, 2), "ready_client_cpu_s": round(time.process_time() - cpu_a, 2),
-                 "hosts_ready": sum(1 for v in frames.values() if v)}
+        setup = {
+            "ready_s": round(time.monotonic() - t_a, 2),
+            "ready_client_cpu_s": round(time.process_time() - cpu_a, 2),
+            "hosts_ready": sum(1 for v in frames.values() if v),
+        }
         await asyncio.sleep(1.0)  # let the first stats-loop round and the connect burst settle
-        win = Window([inst._proc.pid for inst in insts])
+        win = Window([inst._proc.pid for inst in insts], group)
         c0 = dict(frames)
         off0, bad0, err0 = offline, bad_frames, gpu_errors
         side0 = dict(side)
@@ -352,6 +465,7 @@ async def run_stream(insts: list[sshd_lib.SshdInstance], seconds: float, warmup_
         out.update(way="stream", ready=ready, **setup, offline_events=offline - off0,
                    bad_frames=bad_frames - bad0, gpu_errors=gpu_errors - err0,
                    min_host_delivered=min(c1[k] - c0[k] for k in c1),
+                   max_host_delivered=max(c1[k] - c0[k] for k in c1),
                    stats_blocks=side["stats"] - side0["stats"], process_lists=side["procs"] - side0["procs"])
         return out
     finally:
@@ -360,7 +474,9 @@ async def run_stream(insts: list[sshd_lib.SshdInstance], seconds: float, warmup_
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def run_naive(insts: list[sshd_lib.SshdInstance], seconds: float, warmup_timeout: float) -> dict[str, Any]:
+async def run_naive(
+    insts: list[sshd_lib.SshdInstance], group: CpuGroup | None, seconds: float, warmup_timeout: float
+) -> dict[str, Any]:
     """The naive way: every second, per host, exec nvidia-smi once over the host's connection."""
     n = len(insts)
     hosts = [Bench.host(inst) for inst in insts]
@@ -410,13 +526,18 @@ async def run_naive(insts: list[sshd_lib.SshdInstance], seconds: float, warmup_t
             bases[i] = start + i / (n * HZ)  # phases spread over the second (kind to the naive way)
             tasks.append(asyncio.create_task(loop(i, h)))
         ready = await _wait_for(lambda: all(s for s in samples), warmup_timeout)
-        setup = {"ready_s": round(time.monotonic() - t_a, 2), "ready_client_cpu_s": round(time.process_time() - cpu_a, 2),
-                 "hosts_ready": sum(1 for s in samples if s)}
+        setup = {
+            "ready_s": round(time.monotonic() - t_a, 2),
+            "ready_client_cpu_s": round(time.process_time() - cpu_a, 2),
+            "hosts_ready": sum(1 for s in samples if s),
+        }
         await asyncio.sleep(1.0)
-        win = Window([inst._proc.pid for inst in insts])
+        win = Window([inst._proc.pid for inst in insts], group)
         win.start()
         await asyncio.sleep(seconds)
         win.stop()
+        # samples in flight at the window's end belong to it: give them their second to arrive
+        await asyncio.sleep(1.0 / HZ + 0.1)
         delivered = expected = 0
         late = failed = 0
         lat: list[float] = []
@@ -442,7 +563,7 @@ async def run_naive(insts: list[sshd_lib.SshdInstance], seconds: float, warmup_t
         out = win.figures(n, delivered, expected)
         lat.sort()
         out.update(way="naive", ready=ready and all(oks), **setup, late=late, failed=failed,
-                   min_host_delivered=min(per_host),
+                   min_host_delivered=min(per_host), max_host_delivered=max(per_host),
                    exec_latency_ms_p50=round(1000 * lat[len(lat) // 2], 1) if lat else None,
                    exec_latency_ms_p95=round(1000 * lat[int(len(lat) * 0.95)], 1) if lat else None)
         return out
@@ -506,9 +627,15 @@ def report(results: list[dict[str, Any]]) -> list[str]:
             f"host-stats blocks {r['stats_blocks']}, process lists {r['process_lists']}"
             if r["way"] == "stream" else ""
         )
+        extra += (
+            f"; instance CPU by {r['instance_cpu_method']}"
+            + (f" (/proc tree: {r['instance_cpu_s_per_host_hour_proc_tree']} s/host-h)"
+               if r["instance_cpu_method"] != "/proc tree" else "")
+        )
         lines.append(
             f"  {r['way']} N={r['n']}: all {r['hosts_ready']}/{r['n']} hosts sampling after {r['ready_s']} s "
-            f"(client CPU {r['ready_client_cpu_s']} s to connect), min per host {r['min_host_delivered']}{extra}"
+            f"(client CPU {r['ready_client_cpu_s']} s to connect), per host {r['min_host_delivered']}.."
+            f"{r['max_host_delivered']}{extra}"
         )
     report.ratios = ratios  # type: ignore[attr-defined]
     return lines
@@ -536,7 +663,20 @@ def machine_info() -> dict[str, Any]:
 # ------------------------------------------------------------------------------ main
 
 
+_INTERRUPTED: list[int] = []
+
+
+def _interrupt(sig: int, task: asyncio.Task) -> None:
+    _INTERRUPTED.append(sig)
+    task.cancel()
+
+
 async def amain(args: argparse.Namespace, bench: Bench) -> list[dict[str, Any]]:
+    # SIGTERM / SIGINT cancel the run, so every finally (monitors, connections, instances) runs
+    loop = asyncio.get_running_loop()
+    me = asyncio.current_task()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, _interrupt, sig, me)
     results = []
     plan: list[tuple[str, int]] = []
     for n in args.sizes:
@@ -547,14 +687,18 @@ async def amain(args: argparse.Namespace, bench: Bench) -> list[dict[str, Any]]:
         plan.append(("naive", args.naive_n))
     for way, n in plan:
         t = time.monotonic()
-        insts = bench.make(f"{way[0]}{n}-", n)
-        made_s = time.monotonic() - t
-        print(f"# {way} N={n}: {n} sshd started in {made_s:.1f} s; {args.seconds:g} s window ...", flush=True)
+        group = None if args.no_cgroup else CpuGroup.create(f"{way}{n}")
+        insts: list[sshd_lib.SshdInstance] = []
         try:
+            insts = bench.make(f"{way[0]}{n}-", n, group)
+            made_s = time.monotonic() - t
+            print(f"# {way} N={n}: {n} sshd started in {made_s:.1f} s; {args.seconds:g} s window ...", flush=True)
             fn = run_stream if way == "stream" else run_naive
-            r = await fn(insts, args.seconds, args.warmup_timeout)
+            r = await fn(insts, group, args.seconds, args.warmup_timeout)
         finally:
             bench.drop(insts)
+            if group is not None:
+                group.remove()
         print("  " + _fmt_row(r), flush=True)
         results.append(r)
         await asyncio.sleep(1.0)
@@ -570,6 +714,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--capture", default=None, help="capture to render the frame from (default: H100)")
     ap.add_argument("--gpus", type=int, default=8, help="GPUs per simulated instance (default 8)")
     ap.add_argument("--warmup-timeout", type=float, default=90.0, help="max seconds for all hosts to start sampling")
+    ap.add_argument("--no-cgroup", action="store_true",
+                    help="measure the instance side from /proc only (default: a cgroup when root can make one)")
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = ap.parse_args(argv)
     if args.seconds is None:
@@ -577,7 +723,6 @@ def main(argv: list[str] | None = None) -> int:
     args.sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
     logging.basicConfig(level=logging.ERROR)
     logging.getLogger("asyncssh").setLevel(logging.ERROR)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     info = machine_info()
     print(
@@ -589,14 +734,17 @@ def main(argv: list[str] | None = None) -> int:
     bench = Bench(args.capture, args.gpus)
     try:
         results = asyncio.run(amain(args, bench))
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        print("# interrupted: instances stopped, nothing reported", file=sys.stderr)
+        return 128 + (_INTERRUPTED[0] if _INTERRUPTED else signal.SIGINT)
     finally:
         bench.cleanup()
-    leftover = sshd_lib.marked_processes(str(bench.session.root) + "/")
+        leftover = bench.leftovers()
+        if leftover:
+            print(f"# WARNING: {len(leftover)} processes of this run survived cleanup: {leftover}", file=sys.stderr)
     lines = report(results)
     print()
     print("\n".join(lines))
-    if leftover:
-        print(f"# WARNING: {len(leftover)} instance processes left: {leftover}")
     if args.json:
         doc = {
             "benchmark": "bench_metrics",
