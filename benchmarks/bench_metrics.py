@@ -28,8 +28,12 @@ is handed to the tests' full Python fake, installed next to it as ``nvidia-smi-f
 This is a measurement script, not a test: it asserts nothing about time. Needs what the sshd
 test tier needs (root, /usr/sbin/sshd). Run::
 
-    python benchmarks/bench_metrics.py --quick              # ~1.5 min smoke run (15 s windows)
-    python benchmarks/bench_metrics.py --json out.json      # 60 s windows, N = 16 and 64
+    python benchmarks/bench_metrics.py --quick              # ~1.2 min smoke run (15 s windows)
+    python benchmarks/bench_metrics.py --json out.json      # 60 s windows, N = 16 and 64, ~3.5 min
+
+Cleanup: every sshd it started and what their sessions started is killed at the end, on
+Ctrl-C and on SIGTERM (``SshdSession.cleanup`` + ``kill_all_started``), and its cgroups are
+removed.
 """
 
 from __future__ import annotations
