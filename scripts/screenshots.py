@@ -1,8 +1,14 @@
-"""Regenerate screenshots/ from the demo fleet on a fixed clock: `python scripts/screenshots.py`."""
+"""Regenerate screenshots/ from the demo fleet on a fixed clock: `python scripts/screenshots.py`.
+
+Writes SVG (what Textual exports) and, where `rsvg-convert` is installed (Debian: librsvg2-bin),
+a PNG of each for places that do not show SVG.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,6 +37,11 @@ async def shoot(name: str, size: tuple[int, int], keys: list[str]) -> None:
         await pilot.pause(0.3)
         app.save_screenshot(name, str(OUT))
     print(f"wrote {OUT / name}")
+    converter = shutil.which("rsvg-convert")
+    if converter:
+        png = (OUT / name).with_suffix(".png")
+        subprocess.run([converter, "-o", str(png), str(OUT / name)], check=True)
+        print(f"wrote {png}")
 
 
 async def main() -> None:

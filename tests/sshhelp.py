@@ -54,3 +54,20 @@ def config_text(instances: list[object], *, connect_timeout: float = 3.0, rate: 
             f'identity_file = "{inst.client_key_path}"\nhourly_rate = {rate}\n'  # type: ignore[attr-defined]
         )
     return "\n".join(parts)
+
+
+async def stats_block_times(host: object, interval: float, blocks: int) -> list[float]:
+    """Seconds from the start of the stats loop to each of its first `blocks` end marks."""
+    import time
+
+    from gpu_tui.services import probes
+
+    ends: list[float] = []
+    async with host.stream(probes.stats_loop_command(interval)) as lines:  # type: ignore[attr-defined]
+        t0 = time.monotonic()
+        async for line in lines:
+            if line == probes.END_MARK:
+                ends.append(time.monotonic() - t0)
+                if len(ends) == blocks:
+                    break
+    return ends

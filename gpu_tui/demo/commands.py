@@ -40,6 +40,8 @@ class Program:
     status: int = 0
     interval: float | None = None
     """When set: after `stdout`, write `tick(i)` every `interval` seconds until the channel closes."""
+    first_interval: float | None = None
+    """The gap between tick 0 and tick 1, when it differs from `interval`."""
     tick: Callable[[int], str] | None = None
 
 
@@ -120,6 +122,7 @@ _APP_ALIASES = {"name": "process_name", "used_memory": "used_gpu_memory"}
 
 _REDIRECT = re.compile(r"^[0-9]*(?:>>?|<)(?:&[0-9-]|/dev/null)?$|^[0-9]*>&[0-9-]$|^[0-9]*>/dev/null$")
 _SLEEP = re.compile(r"\bsleep\s+([0-9]*\.?[0-9]+)")
+_FIRST_SLEEP = re.compile(r"\belse sleep\s+([0-9]*\.?[0-9]+)")  # the probe's quick second sample
 _EVERY = re.compile(r"\$\(\(\s*i\s*%\s*([0-9]+)\s*\)\)")
 _APPS_CALL = re.compile(r"nvidia-smi\b[^\n;|&]*--query-compute-apps[^\n;|]*")
 _LOOP = re.compile(r"\bwhile\s+(?::|true)\s*;\s*do\b")
@@ -396,7 +399,9 @@ def _stats_probe(script: str, sim: InstanceSim) -> Program:
         return Program(stdout=tick(0))
     sleep_m = _SLEEP.search(script)
     interval = max(MIN_INTERVAL, float(sleep_m[1])) if sleep_m else 5.0
-    return Program(interval=interval, tick=tick)
+    first_m = _FIRST_SLEEP.search(script)
+    first = max(MIN_INTERVAL, float(first_m[1])) if first_m else None
+    return Program(interval=interval, tick=tick, first_interval=first)
 
 
 def plan(command: str, sim: InstanceSim) -> Program:

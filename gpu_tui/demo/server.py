@@ -107,9 +107,10 @@ class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
                 chan.exit(1)
             return
         now = loop.time()
-        self._next += program.interval
+        gap = program.first_interval if self._i == 1 and program.first_interval is not None else program.interval
+        self._next += gap
         if self._next < now:  # fell behind (a stalled loop): skip ticks rather than burst
-            self._next = now + program.interval
+            self._next = now + gap
         self._handle = loop.call_at(self._next, self._fire)
 
     def data_received(self, data: str, datatype: object) -> None:

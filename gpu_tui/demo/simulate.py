@@ -174,6 +174,7 @@ class InstanceSim:
         total = host_up * 100.0 * profile.cpu_count
         share = profile.cpu_level / 100.0
         self._cpu_last = self.t0
+        self._stats_calls = 0
         self._user = total * share * 0.8
         self._system = total * share * 0.17
         self._softirq = total * share * 0.03
@@ -200,8 +201,11 @@ class InstanceSim:
         """One iteration of the stats probe's tagged lines (without apps and end marks)."""
         p = self.profile
         dt = t - self._cpu_last
+        if dt <= 0 and self._stats_calls:
+            dt = 1.0  # a frozen clock (screenshots): the counters still move, so CPU % exists
+        self._stats_calls += 1
         if dt > 0:
-            self._cpu_last = t
+            self._cpu_last = max(t, self._cpu_last)
             share = self._cpu_share(t)
             jiffies = dt * 100.0 * p.cpu_count
             self._user += jiffies * share * 0.8

@@ -102,6 +102,10 @@ class SshHost(Host):
         self._client: _Client | None = None
         self._channels = asyncio.Semaphore(CHANNEL_BUDGET)
 
+    def set_password(self, password: SecretStr | None) -> None:
+        """Use this password from the next connect on (typed by the user after `auth failed`)."""
+        self._password = password
+
     @property
     def connected(self) -> bool:
         return self._conn is not None and self._client is not None and not self._client.lost.done()

@@ -57,13 +57,16 @@ def _apps_block() -> str:
 
 
 def stats_loop_command(interval_seconds: float = 5.0, apps_every: int = 2) -> str:
-    """Host stats every `interval_seconds`, compute apps every `apps_every`-th iteration."""
+    """Host stats every `interval_seconds` (the second after 1 s), compute apps every `apps_every`-th."""
     script = (
         _PRELUDE
         + "i=0\nwhile :; do\n"
         + _STATS_BODY
         + f"if [ $((i % {int(apps_every)})) -eq 0 ]; then {_apps_block()}fi\n"
-        + f"echo {END_MARK}\ni=$((i+1))\nsleep {interval_seconds:g}\ndone\n"
+        + f"echo {END_MARK}\ni=$((i+1))\n"
+        # the second sample comes after 1 s: CPU % needs two, and 5 s of "CPU -" looks broken
+        + f"if [ $i -gt 1 ]; then sleep {interval_seconds:g}; else sleep {min(1.0, interval_seconds):g}; fi\n"
+        + "done\n"
     )
     return sh_c(script)
 

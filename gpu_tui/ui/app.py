@@ -6,17 +6,32 @@ instance; only the changed row (and the panel, for the selected instance) is rep
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
-from textual.app import App, ComposeResult
+from pydantic import SecretStr
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer
+from textual.worker import Worker, WorkerCancelled
 
+from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.services.fleet import Fleet, InstanceView
 from gpu_tui.ui.messages import InstanceChanged
-from gpu_tui.ui.screens import DetailScreen, HelpScreen, TrustKeyScreen, WelcomeScreen
+from gpu_tui.ui.screens import (
+    DetailScreen,
+    HelpScreen,
+    PasswordAnswer,
+    PasswordScreen,
+    TrustKeyScreen,
+    WelcomeScreen,
+)
 from gpu_tui.ui.source import FleetSource, Opened
 from gpu_tui.ui.widgets import FleetBar, GpuPanel, HostPanel, InstanceTable
 
@@ -54,17 +69,25 @@ class GpuTuiApp(App[str | None]):
         self.fleet: Fleet | None = None
         self.opened: Opened | None = None
         self._keys = keys or {}
+        self._ticker: Timer | None = None
+        self._closing = False
+        self._fleet_worker: Worker[None] | None = None
         if self._keys:
             self.set_keymap(self._keys)
 
     # ----- layout
     def compose(self) -> ComposeResult:
-        yield FleetBar(self.source.title, "¥", id="fleet-bar")
-        yield InstanceTable("¥", id="instances")
-        panel = GpuPanel(id="gpus")
-        panel.show_address = self.source.show_address
-        yield panel
-        yield HostPanel(id="host")
+        # Held, not queried: App.query_one searches the screen on top, which may be a modal.
+        self.fleet_bar = FleetBar(self.source.title, "¥", id="fleet-bar")
+        self.table = InstanceTable("¥", id="instances")
+        self.gpu_panel = GpuPanel(id="gpus")
+        self.gpu_panel.show_address = self.source.show_address
+        self.gpu_panel.keys.update({k: v for k, v in self._keys.items() if k in self.gpu_panel.keys})
+        self.host_panel = HostPanel(id="host")
+        yield self.fleet_bar
+        yield self.table
+        yield self.gpu_panel
+        yield self.host_panel
         yield Footer()
 
     async def on_mount(self) -> None:
@@ -73,29 +96,38 @@ class GpuTuiApp(App[str | None]):
             return
         self.opened = await self.source.open()
         settings = self.opened.settings
+        self.gpu_panel.asks_password = self.opened.use_password is not None
         currency = settings.settings.currency
-        self.query_one(FleetBar)._currency = currency
-        self.query_one(InstanceTable)._currency = currency
+        self.fleet_bar._currency = currency
+        self.table._currency = currency
         self.fleet = Fleet(
             self.opened.hosts,
             refresh_seconds=settings.settings.refresh_seconds,
             on_change=lambda name, _event: self.post_message(InstanceChanged(name)),
             clock=self.clock,
         )
-        table = self.query_one(InstanceTable)
+        table = self.table
         now = self.clock()
         for view in self.fleet.views.values():
             table.show(view, now)
         table.focus()
         self.refresh_panels()
-        self.run_worker(self.fleet.run(), name="fleet", exit_on_error=False)
-        self.set_interval(1.0, self._tick)
+        self._fleet_worker = self.run_worker(self.fleet.run(), name="fleet", exit_on_error=False)
+        self._ticker = self.set_interval(1.0, self._tick)
 
     def _welcome_done(self, choice: str | None) -> None:
         self.exit(None if choice in (None, "quit") else choice)
 
     async def on_unmount(self) -> None:
+        # The tick must stop before the widgets it paints go away, and the monitors must finish
+        # their clean-up (killing local subprocesses, closing channels) while the loop still runs.
+        if self._ticker is not None:
+            self._ticker.stop()
+        self._closing = True
         self.workers.cancel_all()
+        if self._fleet_worker is not None:
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError, WorkerCancelled):
+                await asyncio.wait_for(self.workers.wait_for_complete([self._fleet_worker]), 5.0)
         if self.opened is not None and self.opened.close is not None:
             await self.opened.close()
 
@@ -103,33 +135,33 @@ class GpuTuiApp(App[str | None]):
     def selected(self) -> InstanceView | None:
         if self.fleet is None:
             return None
-        name = self.query_one(InstanceTable).selected_name
+        name = self.table.selected_name
         return self.fleet.views.get(name) if name else None
 
     def refresh_panels(self) -> None:
         view, now = self.selected(), self.clock()
         with self.batch_update():
-            self.query_one(GpuPanel).show(view, now)
-            self.query_one(HostPanel).show(view)
+            self.gpu_panel.show(view, now)
+            self.host_panel.show(view)
         self.refresh_bindings()
 
     def on_instance_changed(self, message: InstanceChanged) -> None:
-        if self.fleet is None:
+        if self.fleet is None or self._closing:
             return
         view = self.fleet.views[message.name]
-        self.query_one(InstanceTable).show(view, self.clock())
+        self.table.show(view, self.clock())
         if self.selected() is view:
             self.refresh_panels()
 
     def _tick(self) -> None:
-        if self.fleet is None:
+        if self.fleet is None or self._closing:
             return
         now = self.clock()
-        table = self.query_one(InstanceTable)
+        table = self.table
         with self.batch_update():
             for view in self.fleet.views.values():
                 table.show(view, now)  # cost and countdown cells; unchanged cells are skipped
-            self.query_one(FleetBar).refresh_from(self.fleet, now)
+            self.fleet_bar.refresh_from(self.fleet, now)
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
         self.refresh_panels()
@@ -138,7 +170,20 @@ class GpuTuiApp(App[str | None]):
         self.action_detail()
 
     # ----- actions
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """The command palette (ctrl+p): Textual's own commands, then every dashboard action
+        possible right now, with the key that runs it."""
+        yield from super().get_system_commands(screen)
+        for binding in self.BINDINGS:
+            b = binding if isinstance(binding, Binding) else Binding(*binding)
+            if b.id is None or b.id == "quit" or self.check_action(b.action, ()) is not True:
+                continue
+            key = self._keys.get(b.id, b.key)
+            yield SystemCommand(b.description, f"key {key} · action {b.id}", partial(self.run_action, b.action))
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("trust_key", "reconnect") and not self.source.remote:
+            return False
         view = self.selected()
         if action == "trust_key":
             return True if view and view.shown_state in HOST_KEY_STATES and view.key_line else None
@@ -149,7 +194,7 @@ class GpuTuiApp(App[str | None]):
         return True
 
     def action_cursor(self, step: int) -> None:
-        table = self.query_one(InstanceTable)
+        table = self.table
         if table.row_count:
             table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + step)))
 
@@ -166,13 +211,46 @@ class GpuTuiApp(App[str | None]):
                 continue
             key = self._keys.get(b.id, b.key)
             rows.append((key, b.id, b.description))
+        rows.append(("ctrl+p", "", "command palette: every action by name"))
         self.push_screen(HelpScreen(rows))
 
     def action_reconnect(self) -> None:
         view = self.selected()
-        if self.fleet and view:
-            self.fleet.retry(view.name)
-            self.notify(f"reconnecting {view.name}…")
+        if self.fleet is None or view is None:
+            return
+        if view.shown_state == "auth failed" and self.opened and self.opened.use_password:
+            self._ask_password(view)
+            return
+        self.fleet.retry(view.name)
+        self.notify(f"reconnecting {view.name}…")
+
+    def _ask_password(self, view: InstanceView) -> None:
+        name = view.name
+        login = f"{view.config.user}@{view.config.host}:{view.config.port}"
+        opened = self.opened
+        assert opened is not None and opened.use_password is not None
+        use, save = opened.use_password, opened.save_password
+
+        def done(answer: PasswordAnswer | None) -> None:
+            if answer is None or self.fleet is None:
+                return
+            use(name, answer.password)
+            self.fleet.retry(name)
+            self.notify(f"connecting to {name} with the password you typed")
+            if answer.save and save is not None:
+                self.run_worker(lambda: self._save_password(save, name, answer.password), thread=True)
+
+        self.push_screen(PasswordScreen(name, login, view.message, can_save=save is not None), done)
+
+    def _save_password(self, save: Callable[[str, SecretStr], None], name: str, password: SecretStr) -> None:
+        """Thread worker: the keyring may block for seconds; only messages go back to the UI."""
+        try:
+            save(name, password)
+        except GpuTuiError as exc:
+            self.call_from_thread(self.notify, f"{exc} (kept in memory for this session)",
+                                  title=exc.title, severity="warning", timeout=10)
+        else:
+            self.call_from_thread(self.notify, f"password for {name} saved in the keyring")
 
     def action_trust_key(self) -> None:
         view = self.selected()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from gpu_tui.config.logsetup import redact
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
@@ -30,12 +31,22 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
     kh = known_hosts_for(paths)
     by_name = {inst.name: inst for inst in settings.instances}
 
+    ssh_hosts = {inst.name: host for inst, host in hosts}
+
     def trust(name: str, key_line: str) -> None:
         inst = by_name[name]
         kh.trust(inst.host, inst.port, key_line)
 
+    def use_password(name: str, password: SecretStr) -> None:
+        redact(password.get_secret_value())
+        store.remember(name, password)
+        ssh_hosts[name].set_password(password)
+
+    def save_password(name: str, password: SecretStr) -> None:
+        store.set_password(name, password)
+
     async def open_() -> Opened:
-        return Opened(settings, list(hosts), trust)
+        return Opened(settings, list(hosts), trust, use_password=use_password, save_password=save_password)
 
     return FleetSource(
         title=str(paths.config_file),
@@ -88,7 +99,7 @@ def local_source(settings: Settings | None = None) -> FleetSource:
     async def open_() -> Opened:
         return Opened(local_settings, [(inst, LocalHost(name))])
 
-    return FleetSource(title="local", open=open_)
+    return FleetSource(title="local", open=open_, remote=False)
 
 
 def build_app(

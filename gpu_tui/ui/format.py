@@ -9,7 +9,16 @@ from gpu_tui.core.spark import sparkline
 from gpu_tui.core.text import printable
 from gpu_tui.services.fleet import InstanceView
 
-__all__ = ["STATE_STYLE", "state_text", "gpu_row", "short_gpu_name", "duration", "gib"]
+__all__ = [
+    "STATE_STYLE",
+    "state_text",
+    "gpu_row",
+    "gpu_tail",
+    "spark_width",
+    "short_gpu_name",
+    "duration",
+    "gib",
+]
 
 STATE_STYLE = {
     "online": "green",
@@ -56,7 +65,27 @@ def _pct(v: int | None) -> str:
     return "  n/a" if v is None else f"{v:>4}%"
 
 
-def gpu_row(g: GpuSample, util_hist: list[int | None], mem_hist: list[int | None], spark_w: int) -> Text:
+HEAD_COLUMNS = 18  # "idx name " before the first sparkline
+PCT_COLUMNS = 6  # " 87% " between the sparklines
+
+
+def gpu_tail(g: GpuSample) -> str:
+    """VRAM, temperature and power: ` 20.0/24.0G  66°C  281/450W` (its width varies with the card)."""
+    draw = "-" if g.power_draw_w is None else f"{g.power_draw_w:.0f}"
+    limit = "-" if g.power_limit_w is None else f"{g.power_limit_w:.0f}"
+    temp = "-" if g.temperature_c is None else g.temperature_c
+    return f" {gib(g.memory_used_mib):>5}/{gib(g.memory_total_mib)}G {temp:>3}°C {draw:>4}/{limit}W"
+
+
+def spark_width(gpus: tuple[GpuSample, ...] | list[GpuSample], width: int) -> tuple[int, int]:
+    """(sparkline width, tail width) so that every GPU row of a frame fits `width` and aligns."""
+    tail_w = max((len(gpu_tail(g)) for g in gpus), default=0)
+    return max(4, (width - HEAD_COLUMNS - PCT_COLUMNS - tail_w) // 2), tail_w
+
+
+def gpu_row(
+    g: GpuSample, util_hist: list[int | None], mem_hist: list[int | None], spark_w: int, tail_w: int = 0
+) -> Text:
     """`0 RTX 4090  ▂▅▇█ 87%  ▃▄▅▅ 20.0/24.0G  66°C 281/450W` with fixed-scale histories."""
     t = Text()
     t.append(f"{g.index:>2} ", style="bold")
@@ -65,9 +94,5 @@ def gpu_row(g: GpuSample, util_hist: list[int | None], mem_hist: list[int | None
     t.append(_pct(g.utilization_gpu) + " ")
     total = g.memory_total_mib or 0
     t.append(sparkline(mem_hist, low=0, high=total or 1, width=spark_w), style="cyan")
-    t.append(f" {gib(g.memory_used_mib):>5}/{gib(g.memory_total_mib)}G")
-    t.append(f" {'-' if g.temperature_c is None else g.temperature_c:>3}°C")
-    draw = "-" if g.power_draw_w is None else f"{g.power_draw_w:.0f}"
-    limit = "-" if g.power_limit_w is None else f"{g.power_limit_w:.0f}"
-    t.append(f" {draw:>4}/{limit}W")
+    t.append(gpu_tail(g).ljust(tail_w))
     return t

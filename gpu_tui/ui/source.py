@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from pydantic import SecretStr
+
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.host import Host
 
@@ -19,6 +21,10 @@ class Opened:
     hosts: list[tuple[InstanceConfig, Host]]
     trust: Callable[[str, str], None] = lambda name, key_line: None
     close: Callable[[], Awaitable[None]] | None = None
+    use_password: Callable[[str, SecretStr], None] | None = None
+    """Use a typed password for this session (memory only); None where passwords mean nothing."""
+    save_password: Callable[[str, SecretStr], None] | None = None
+    """Store a password in the keyring; blocking (run it in a thread); raises SecretError."""
 
 
 @dataclass
@@ -30,5 +36,7 @@ class FleetSource:
     config_path: str = ""
     empty: bool = field(default=False)
     """True when the config has no instances: the app shows the welcome screen instead."""
+    remote: bool = True
+    """False for this machine: no SSH, so trust-key and reconnect are hidden rather than disabled."""
     show_address: bool = True
     """False for the demo, whose loopback ports mean nothing to a user (and change every run)."""

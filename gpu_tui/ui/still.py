@@ -15,13 +15,15 @@ __all__ = ["settle"]
 
 
 async def settle(app: GpuTuiApp, *, timeout: float = 20.0) -> None:
-    """Wait until every instance has left `connecting` (and online ones have a frame), then freeze."""
+    """Wait until every instance has left `connecting` (online ones: a frame, or a gpu error, and a
+    CPU %, which takes two stats samples), then freeze."""
     end = time.monotonic() + timeout
     while True:
         fleet = app.fleet
         if fleet is not None and all(
             v.shown_state not in ("connecting",)
-            and (v.state != "online" or v.gpu_error is not None or (v.frame is not None and v.stats is not None))
+            and (v.state != "online" or v.stats is not None and v.stats.cpu_percent is not None)
+            and (v.state != "online" or v.gpu_error is not None or v.frame is not None)
             for v in fleet.views.values()
         ):
             break
@@ -35,8 +37,7 @@ async def settle(app: GpuTuiApp, *, timeout: float = 20.0) -> None:
             for _ in range(v.history.maxlen):
                 v.history.append(v.frame)
     now = app.clock()
-    table = app.query_one("#instances")
     for v in fleet.views.values():
-        table.show(v, now)  # type: ignore[attr-defined]
-    app.query_one("#fleet-bar").refresh_from(fleet, now)  # type: ignore[attr-defined]
+        app.table.show(v, now)
+    app.fleet_bar.refresh_from(fleet, now)
     app.refresh_panels()

@@ -33,6 +33,8 @@ from gpu_tui.services.events import (
 from gpu_tui.services.monitor import HostMonitor
 from gpu_tui.services.status import collect_status, sample_host
 
+from sshhelp import stats_block_times
+
 DEFAULT_NAMES = [
     "autodl-4090-train",
     "autodl-4090-idle",
@@ -439,3 +441,15 @@ async def test_same_seed_and_clock_give_the_same_readings(tmp_path: Path) -> Non
             outs.append((st.gpus, st.processes, st.stats.uptime_seconds))
     assert outs[0] == outs[1]
     assert outs[0][2] == int(DEFAULT_PROFILES[2].age_s)
+
+
+async def test_stats_loop_second_sample_comes_after_one_second(fleet: DemoFleet, tmp_path: Path) -> None:
+    """The probe asks for its second sample after 1 s (CPU % needs two); the demo honours it."""
+    name = fleet.settings.instances[0].name
+    host = ssh_host(fleet, name, known_hosts(tmp_path, fleet.known_hosts_text), password=fleet.passwords[name])
+    await host.connect()
+    try:
+        ends = await stats_block_times(host, 30.0, 2)
+        assert ends[1] < 3.0, ends  # not the 30 s interval
+    finally:
+        await host.close()

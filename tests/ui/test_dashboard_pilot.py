@@ -14,7 +14,7 @@ from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import parse_settings
 from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.factory import build_app, config_source
-from gpu_tui.ui.screens import DetailScreen, HelpScreen, TrustKeyScreen, WelcomeScreen
+from gpu_tui.ui.screens import DetailScreen, HelpScreen, PasswordScreen, TrustKeyScreen, WelcomeScreen
 from gpu_tui.ui.widgets import GpuPanel, InstanceTable
 
 from sshhelp import config_text
@@ -69,6 +69,8 @@ async def test_detail_and_help_screens(sshd_instance, tmp_path: Path) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: app.fleet is not None and app.fleet.views[sshd_instance.name].frame is not None)
         await pilot.press("enter")
+        assert isinstance(app.screen, DetailScreen)
+        await pilot.pause(1.5)  # the 1 s tick keeps painting the main screen under the modal
         assert isinstance(app.screen, DetailScreen)
         await pilot.press("escape")
         assert not isinstance(app.screen, DetailScreen)
@@ -131,3 +133,55 @@ async def test_welcome_screen_when_no_instances(tmp_path: Path) -> None:
         assert isinstance(app.screen, WelcomeScreen)
         await pilot.press("d")
     assert app.return_value == "demo"
+
+
+async def test_auth_failed_asks_for_the_password_in_a_modal(sshd_instance, password_user, tmp_path: Path) -> None:
+    inst = sshd_instance
+    text = (
+        "[settings]\nconnect_timeout_seconds = 2.0\nrefresh_seconds = 0.5\n[[instances]]\n"
+        f'name = "{inst.name}"\nhost = "{inst.host}"\nport = {inst.port}\nuser = "{password_user.name}"\n'
+    )
+    settings = parse_settings(text)
+    paths = Paths(tmp_path / "config.toml", tmp_path / "data", tmp_path / "log", tmp_path / "x", tmp_path / "y")
+    paths.data_dir.mkdir(parents=True, exist_ok=True)
+    paths.app_known_hosts.write_text(inst.host_public_key_line + "\n")
+    app = build_app(config_source(settings, paths, SecretStore(environ={})), settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        name = inst.name
+        await wait_for(pilot, lambda: state_of(app, name) == "auth failed")
+        assert "press R to type the password" in panel_text(app)
+        await pilot.press("R")
+        assert isinstance(app.screen, PasswordScreen)
+        await pilot.press("escape")  # cancel: nothing changes
+        assert not isinstance(app.screen, PasswordScreen)
+        assert state_of(app, name) == "auth failed"
+        assert "(keys)" in (app.fleet.views[name].message or "")
+
+        await pilot.press("R")
+        wrong = "wrong-" + password_user.password
+        await pilot.press(*wrong, "enter")
+        # the retry used the typed (wrong) password: refused again, now saying so
+        await wait_for(pilot, lambda: "(password)" in (app.fleet.views[name].message or ""))
+        assert state_of(app, name) == "auth failed"
+
+        await pilot.press("R")
+        assert isinstance(app.screen, PasswordScreen)
+        await pilot.press(*password_user.password)
+        svg = app.export_screenshot()
+        assert password_user.password not in svg and "•" in svg  # masked on screen
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: state_of(app, name) in ("online", "gpu error"), timeout=20)
+
+
+async def test_command_palette_lists_the_possible_actions(sshd_instance, tmp_path: Path) -> None:
+    app = make_app(tmp_path, [sshd_instance])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Detail" in titles and "Help" in titles
+        assert "Trust key" not in titles and "Reconnect" not in titles  # not possible while online
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Detail")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))

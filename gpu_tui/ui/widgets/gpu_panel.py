@@ -7,11 +7,9 @@ from textual.widgets import Static
 
 from gpu_tui.core.text import printable
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.ui.format import duration, gpu_row, state_text
+from gpu_tui.ui.format import duration, gpu_row, spark_width, state_text
 
 __all__ = ["GpuPanel"]
-
-FIXED_COLUMNS = 50  # everything on a GPU row except the two sparklines
 
 
 class GpuPanel(Static):
@@ -20,6 +18,13 @@ class GpuPanel(Static):
     """
 
     show_address = True
+    asks_password = False
+    """True when `reconnect` on an `auth failed` instance asks for the password."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.keys: dict[str, str] = {"reconnect": "R", "trust_key": "K"}
+        """Action id -> the key shown in hints; the app passes the user's remaps."""
 
     def render_view(self, v: InstanceView | None, now: float) -> Text:
         if v is None:
@@ -39,12 +44,15 @@ class GpuPanel(Static):
             t.append(f"  up {duration(up)}", style="dim")
         if v.message and v.state != "online":
             t.append("\n" + printable(v.message), style="red")
+        trust, retry = self.keys["trust_key"], self.keys["reconnect"]
         if v.state == "host key changed":
-            t.append("\npress K to compare fingerprints and re-trust if you expected this", style="yellow")
+            t.append(f"\npress {trust} to compare fingerprints and re-trust if you expected this", style="yellow")
         elif v.state == "unknown host key":
-            t.append("\npress K to check the fingerprint and trust it", style="yellow")
+            t.append(f"\npress {trust} to check the fingerprint and trust it", style="yellow")
+        elif v.state == "auth failed" and self.asks_password:
+            t.append(f"\npress {retry} to type the password", style="yellow")
         elif v.state in ("offline", "auth failed"):
-            t.append("\npress R to reconnect now", style="dim")
+            t.append(f"\npress {retry} to reconnect now", style="dim")
         if v.gpu_error is not None:
             t.append(f"\ngpu error: {printable(v.gpu_error.reason)}", style="magenta")
         frame = v.frame
@@ -52,13 +60,13 @@ class GpuPanel(Static):
             if v.state == "online" and v.gpu_error is None:
                 t.append("\nwaiting for the first sample…", style="dim")
             return t
-        spark_w = max(4, (self.size.width - 2 - FIXED_COLUMNS) // 2)
+        spark_w, tail_w = spark_width(frame.gpus, self.size.width - 2)  # 2: padding
         for g in frame.gpus:
             hist = v.history.gpus.get(g.index)
             util = list(hist.utilization) if hist else []
             mem = list(hist.memory_used_mib) if hist else []
             t.append("\n")
-            t.append_text(gpu_row(g, util, mem, spark_w))
+            t.append_text(gpu_row(g, util, mem, spark_w, tail_w))
         return t
 
     def show(self, v: InstanceView | None, now: float) -> None:
