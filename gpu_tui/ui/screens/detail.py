@@ -13,26 +13,52 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.ui.format import short_gpu_name
+from gpu_tui.ui.format import gib, short_gpu_name
 
 __all__ = ["DetailScreen", "chart"]
 
 
+def _pct(value: int | None) -> str:
+    return "n/a" if value is None else f"{value}%"
+
+
+# plotext colour name -> the Rich style of the same terminal colour, for our own legend (plotext
+# leaves its legend out when the labels do not fit, which happens with 8 GPUs)
+PALETTE: tuple[tuple[str, str], ...] = (
+    ("green", "green"),
+    ("cyan", "cyan"),
+    ("yellow", "yellow"),
+    ("magenta", "magenta"),
+    ("blue+", "bright_blue"),
+    ("red", "red"),
+    ("green+", "bright_green"),
+    ("white", "white"),
+)
+
+
 def chart(title: str, series: dict[str, list[float | None]], *, ymax: float, width: int, height: int) -> Text:
-    """One plotext line chart as Rich Text; x is seconds ago, y is fixed 0..ymax."""
+    """One plotext line chart as Rich Text, then a legend line; x is seconds ago, y fixed 0..ymax."""
     plt.clf()
+    plt.limit_size(False, False)  # size to the widget, not to the terminal plotext guesses
     plt.plotsize(max(20, width), max(6, height))
     plt.theme("clear")
     plt.title(title)
-    for label, values in series.items():
+    legend = Text()
+    for n_series, (label, values) in enumerate(series.items()):
+        colour, style = PALETTE[n_series % len(PALETTE)]
         n = len(values)
         xs = [i - n + 1 for i, v in enumerate(values) if v is not None]
         ys = [float(v) for v in values if v is not None]
         if xs:
-            plt.plot(xs, ys, label=label, marker="braille")
+            plt.plot(xs, ys, marker="braille", color=colour)
+        legend.append("━━ ", style=style)
+        legend.append(label + "   ")
     plt.ylim(0, ymax)
     plt.xlabel("seconds ago")
-    return Text.from_ansi(plt.build())
+    out = Text.from_ansi(plt.build())
+    out.append("\n")
+    out.append_text(legend)
+    return out
 
 
 class DetailScreen(Screen[None]):
@@ -64,15 +90,32 @@ class DetailScreen(Screen[None]):
         if not hist.gpus:
             t.append("\nno GPU samples yet", style="dim")
         else:
-            names = {g.index: short_gpu_name(g.name) for g in (v.frame.gpus if v.frame else ())}
-            util = {f"{i} {names.get(i, '')}": list(h.utilization) for i, h in sorted(hist.gpus.items())}
-            t.append("\n")
-            t.append_text(chart("GPU utilisation %", util, ymax=100, width=width, height=12))
-            total = max((h.memory_total_mib or 0) for h in hist.gpus.values()) / 1024 or 1
-            mem = {
-                f"{i} {names.get(i, '')}": [None if m is None else m / 1024 for m in h.memory_used_mib]
+            latest = {g.index: g for g in (v.frame.gpus if v.frame else ())}
+            height = max(8, (self.size.height - 10) // 2)  # two charts and their legends fill the screen
+
+            models = {short_gpu_name(g.name) for g in latest.values()}
+            models_same = len(models) == 1
+            if len(models) == 1:  # one model (the usual box): name it once, not per line
+                t.append(f"   {len(latest)}x {models.pop()}")
+
+            def label(i: int, value: str) -> str:
+                g = latest.get(i)
+                name = short_gpu_name(g.name) if g and not models_same else ""
+                return " ".join(p for p in (f"gpu {i}", name, value) if p)
+
+            util = {
+                label(i, _pct(latest[i].utilization_gpu if i in latest else None)): list(h.utilization)
                 for i, h in sorted(hist.gpus.items())
             }
             t.append("\n")
-            t.append_text(chart("VRAM used GiB", mem, ymax=total, width=width, height=12))
+            t.append_text(chart("GPU utilisation %", util, ymax=100, width=width, height=height))
+            total = max((h.memory_total_mib or 0) for h in hist.gpus.values()) / 1024 or 1
+            mem = {
+                label(i, (gib(latest[i].memory_used_mib) + "G") if i in latest else "-"): [
+                    None if m is None else m / 1024 for m in h.memory_used_mib
+                ]
+                for i, h in sorted(hist.gpus.items())
+            }
+            t.append("\n")
+            t.append_text(chart("VRAM used GiB", mem, ymax=total, width=width, height=height))
         self.query_one("#charts", Static).update(t)
