@@ -14,10 +14,11 @@ from pathlib import Path
 
 from gpu_tui import __version__
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
 from gpu_tui.config.logsetup import setup_logging
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings, load_settings
-from gpu_tui.core.errors import ConfigError, GpuTuiError
+from gpu_tui.core.errors import ConfigError, GpuTuiError, InputError
 
 __all__ = ["main", "build_parser"]
 
@@ -39,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     st = sub.add_parser("status", help="one sample from each instance, in parallel")
     st.add_argument("--json", action="store_true", help="print JSON (CONTRACTS.md) instead of a table")
     st.add_argument("names", nargs="*", metavar="NAME", help="instances to ask (default: all)")
+
+    add_job_parsers(sub)
 
     demo = sub.add_parser("demo", help="the dashboard on a simulated fleet (no account needed)")
     demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help="fleet size, 1-64")
@@ -82,8 +85,25 @@ def _dashboard(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
             return EXIT_OK
 
 
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Parse; everything after the first `--` is the command to run (CONTRACTS.md `-- CMD...`),
+    kept out of argparse so that words like `--name` in it stay the command's."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    tail: list[str] | None = None
+    if "--" in words:
+        i = words.index("--")
+        words, tail = words[:i], words[i + 1 :]
+    parser = build_parser()
+    args = parser.parse_args(words)
+    if tail is not None:
+        if not hasattr(args, "cmd"):
+            parser.error("`-- CMD...` is only for commands that run something (run)")
+        args.cmd = tail
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse_args(argv)
     try:
         settings, paths = _load(args)
         setup_logging(paths.log_file, debug=args.debug)
@@ -91,9 +111,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gpu_tui.commands.status import run_status
 
             return run_status(args, settings, paths)
+        if args.command in JOB_COMMANDS:
+            from gpu_tui.commands.jobs import run_job_command
+
+            return run_job_command(args, settings, paths)
         return _dashboard(args, settings, paths)
     except ConfigError as exc:
         sys.stderr.write(f"gpu-tui: {exc.message}\n")
+        return EXIT_USAGE
+    except InputError as exc:
+        sys.stderr.write(f"gpu-tui: {exc.title}: {exc.message}\n")
         return EXIT_USAGE
     except GpuTuiError as exc:
         sys.stderr.write(f"gpu-tui: {exc.title}: {exc.message}\n")

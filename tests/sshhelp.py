@@ -71,3 +71,39 @@ async def stats_block_times(host: object, interval: float, blocks: int) -> list[
                 if len(ends) == blocks:
                     break
     return ends
+
+
+def run_gpu_tui(
+    tmp: Path,
+    instances: list[object],
+    *args: str,
+    trust: bool = True,
+    config_extra: str = "",
+    timeout: float = 60,
+    **cfg: float,
+) -> "subprocess.CompletedProcess[str]":
+    """`python -m gpu_tui --config <tmp config> ARGS...` in a clean environment: its own XDG dirs
+    (known hosts trusted unless `trust=False`), no keyring, a fresh HOME."""
+    import os
+    import subprocess
+    import sys
+
+    cfg_file = tmp / "config.toml"
+    cfg_file.write_text(config_text(instances, **cfg) + config_extra)
+    data = tmp / "xdg-data"
+    (data / "gpu-tui").mkdir(parents=True, exist_ok=True)
+    if trust:
+        (data / "gpu-tui" / "known_hosts").write_text("".join(f"{i.host_public_key_line}\n" for i in instances))  # type: ignore[attr-defined]
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp / "home"),
+        "XDG_DATA_HOME": str(data),
+        "XDG_STATE_HOME": str(tmp / "xdg-state"),
+        "XDG_CONFIG_HOME": str(tmp / "xdg-config"),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
+    (tmp / "home").mkdir(exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--config", str(cfg_file), *args],
+        capture_output=True, text=True, env=env, timeout=timeout,
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "GpuTuiError",
     "ConfigError",
+    "InputError",
     "SecretError",
     "RemoteError",
     "Unreachable",
@@ -37,6 +38,13 @@ class ConfigError(GpuTuiError):
     """The config file (or a command-line value) is invalid; exit code 2."""
 
     title = "configuration error"
+
+
+class InputError(GpuTuiError):
+    """Input refused before anything ran (an empty command, a missing directory, an unknown env
+    or job); exit code 2."""
+
+    title = "refused"
 
 
 class SecretError(GpuTuiError):

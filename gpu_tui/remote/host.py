@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
-__all__ = ["CommandResult", "Host", "LineStream"]
+__all__ = ["ByteStream", "CommandResult", "Host", "LineStream"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,18 @@ class LineStream(abc.ABC):
         """The exit status once the command ended, else None."""
 
 
+class ByteStream(abc.ABC):
+    """Raw stdout chunks of a long-running command (a log tail: offsets count these bytes)."""
+
+    @abc.abstractmethod
+    def __aiter__(self) -> AsyncIterator[bytes]: ...
+
+    @property
+    @abc.abstractmethod
+    def exit_status(self) -> int | None:
+        """The exit status once the command ended, else None."""
+
+
 class Host(abc.ABC):
     """One machine: connect once, run commands and long-lived streams over that connection."""
 
@@ -55,6 +67,10 @@ class Host(abc.ABC):
     @abc.abstractmethod
     def stream(self, command: str) -> AbstractAsyncContextManager[LineStream]:
         """Start a long-running command; leaving the context stops it."""
+
+    @abc.abstractmethod
+    def stream_bytes(self, command: str) -> AbstractAsyncContextManager[ByteStream]:
+        """Like `stream`, but stdout as raw bytes, undecoded (stderr is not read)."""
 
     @abc.abstractmethod
     async def wait_closed(self) -> BaseException | None:

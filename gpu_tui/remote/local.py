@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from gpu_tui.core.errors import CommandTimeout
-from gpu_tui.remote.host import CommandResult, Host, LineStream
+from gpu_tui.remote.host import ByteStream, CommandResult, Host, LineStream
 
 __all__ = ["LocalHost"]
 
@@ -30,9 +30,30 @@ class _LocalLines(LineStream):
         return self._process.returncode
 
 
+class _LocalBytes(ByteStream):
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self._process = process
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:  # type: ignore[override]
+        assert self._process.stdout is not None
+        while chunk := await self._process.stdout.read(65536):
+            yield chunk
+
+    @property
+    def exit_status(self) -> int | None:
+        return self._process.returncode
+
+
 def _kill_group(process: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGTERM)
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        _kill_group(process)
+        with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+            await asyncio.wait_for(process.wait(), 2.0)
 
 
 class LocalHost(Host):
@@ -50,12 +71,14 @@ class LocalHost(Host):
     async def connect(self) -> None:
         self._closed = asyncio.get_running_loop().create_future()
 
-    async def _spawn(self, command: str, *, merge: bool, stdin: bool) -> asyncio.subprocess.Process:
+    async def _spawn(
+        self, command: str, *, merge: bool, stdin: bool, stderr: int | None = None
+    ) -> asyncio.subprocess.Process:
         return await asyncio.create_subprocess_shell(
             command,
             stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT if merge else asyncio.subprocess.PIPE,
+            stderr=stderr if stderr is not None else asyncio.subprocess.STDOUT if merge else asyncio.subprocess.PIPE,
             cwd=self._cwd,
             start_new_session=True,  # so a stop kills the whole pipeline, not just sh
         )
@@ -77,10 +100,15 @@ class LocalHost(Host):
         try:
             yield _LocalLines(process)
         finally:
-            if process.returncode is None:
-                _kill_group(process)
-                with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
-                    await asyncio.wait_for(process.wait(), 2.0)
+            await _stop(process)
+
+    @asynccontextmanager
+    async def stream_bytes(self, command: str) -> AsyncIterator[ByteStream]:
+        process = await self._spawn(command, merge=False, stdin=False, stderr=asyncio.subprocess.DEVNULL)
+        try:
+            yield _LocalBytes(process)
+        finally:
+            await _stop(process)
 
     async def wait_closed(self) -> BaseException | None:
         if self._closed is None:

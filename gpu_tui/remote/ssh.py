@@ -23,7 +23,7 @@ from gpu_tui.core.errors import (
     RemoteError,
     Unreachable,
 )
-from gpu_tui.remote.host import CommandResult, Host, LineStream
+from gpu_tui.remote.host import ByteStream, CommandResult, Host, LineStream
 from gpu_tui.remote.hostkeys import KnownHosts, fingerprint, host_pattern
 
 __all__ = ["SshHost", "SshTarget"]
@@ -71,6 +71,35 @@ class _SshLines(LineStream):
     async def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
         async for line in self._process.stdout:
             yield line.rstrip("\r\n")
+
+    @property
+    def exit_status(self) -> int | None:
+        return self._process.exit_status
+
+
+class _SshBytes(ByteStream):
+    def __init__(self, process: asyncssh.SSHClientProcess, lost: asyncio.Future[BaseException | None], name: str) -> None:
+        self._process = process
+        self._lost = lost
+        self._name = name
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:  # type: ignore[override]
+        # A read on a channel whose connection died can wait forever: race it with the loss.
+        while True:
+            read = asyncio.ensure_future(self._process.stdout.read(65536))
+            await asyncio.wait({read, self._lost}, return_when=asyncio.FIRST_COMPLETED)
+            if not read.done():
+                read.cancel()
+                raise ConnectionLost(f"{self._name}: connection lost")
+            try:
+                chunk = read.result()
+            except (asyncssh.Error, OSError) as exc:
+                raise ConnectionLost(f"{self._name}: {_reason(exc)}") from None
+            if not chunk:
+                if self._lost.done():
+                    raise ConnectionLost(f"{self._name}: connection lost")
+                return
+            yield chunk
 
     @property
     def exit_status(self) -> int | None:
@@ -207,6 +236,20 @@ class SshHost(Host):
                 raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
             try:
                 yield _SshLines(process)
+            finally:
+                process.close()
+
+    @asynccontextmanager
+    async def stream_bytes(self, command: str) -> AsyncIterator[ByteStream]:
+        conn = self._require()
+        async with self._channels:
+            try:
+                process = await conn.create_process(command, encoding=None, stderr=asyncssh.DEVNULL)
+            except (asyncssh.Error, OSError) as exc:
+                raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
+            try:
+                assert self._client is not None
+                yield _SshBytes(process, self._client.lost, self.name)
             finally:
                 process.close()
 

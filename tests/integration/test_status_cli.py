@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from sshhelp import config_text
+from sshhelp import run_gpu_tui
 
 pytestmark = pytest.mark.sshd
 
@@ -20,25 +18,7 @@ GPU_KEYS = {"index", "uuid", "name", "utilization_gpu", "memory_used_mib", "memo
 
 
 def run_cli(tmp: Path, instances: list[object], *args: str, trust: bool = True, **cfg: float) -> subprocess.CompletedProcess[str]:
-    cfg_file = tmp / "config.toml"
-    cfg_file.write_text(config_text(instances, **cfg))
-    data = tmp / "xdg-data"
-    (data / "gpu-tui").mkdir(parents=True, exist_ok=True)
-    if trust:
-        (data / "gpu-tui" / "known_hosts").write_text("".join(f"{i.host_public_key_line}\n" for i in instances))  # type: ignore[attr-defined]
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(tmp / "home"),
-        "XDG_DATA_HOME": str(data),
-        "XDG_STATE_HOME": str(tmp / "xdg-state"),
-        "XDG_CONFIG_HOME": str(tmp / "xdg-config"),
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
-    (tmp / "home").mkdir(exist_ok=True)
-    return subprocess.run(
-        [sys.executable, "-m", "gpu_tui", "--config", str(cfg_file), "status", *args],
-        capture_output=True, text=True, env=env, timeout=60,
-    )
+    return run_gpu_tui(tmp, instances, "status", *args, trust=trust, **cfg)
 
 
 def test_status_json_for_a_fleet(sshd_fleet, tmp_path: Path) -> None:

@@ -1,0 +1,181 @@
+"""`gpu-tui run | jobs | logs | stop`: detached jobs on an instance, from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from gpu_tui.commands import EXIT_OK
+from gpu_tui.config.paths import Paths
+from gpu_tui.config.secrets import SecretStore
+from gpu_tui.config.settings import InstanceConfig, Settings
+from gpu_tui.core.errors import InputError
+from gpu_tui.core.jobs import JobInfo, JobRequest, new_job_id
+from gpu_tui.core.text import printable
+from gpu_tui.remote.host import Host
+from gpu_tui.remote.quoting import command_line
+from gpu_tui.services import jobs as jobsvc
+from gpu_tui.services.conda import resolve_env
+from gpu_tui.services.hosts import build_ssh_host
+from gpu_tui.services.logtail import LogFollower, tail_lines
+
+__all__ = ["run_job_command", "jobs_json"]
+
+T = TypeVar("T")
+
+
+async def _with_host(settings: Settings, paths: Paths, name: str, body: Callable[[Host, InstanceConfig], Awaitable[T]]) -> T:
+    inst = settings.instance(name)
+    host = build_ssh_host(inst, settings, paths, SecretStore())
+    await host.connect()
+    try:
+        return await body(host, inst)
+    finally:
+        await host.close()
+
+
+def _setenv(pairs: list[str]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise InputError(f"--setenv {pair!r}: write it as KEY=VALUE")
+        out.append((key, value))
+    return tuple(out)
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON has no NaN: a NaN or infinite loss is reported as null (`failure` says why)."""
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _iso(epoch: int | None) -> str | None:
+    return None if epoch is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, object]:
+    """The `jobs --json` object of CONTRACTS.md."""
+    out = []
+    for j in infos:
+        req = j.facts.request
+        progress = None
+        if j.progress_percent is not None or j.eta_seconds is not None:
+            progress = {"percent": _finite(j.progress_percent), "eta_seconds": j.eta_seconds}
+        out.append({
+            "id": j.id,
+            "name": req.get("name"),
+            "command": req.get("command"),
+            "conda_env": req.get("conda_env"),
+            "cwd": req.get("cwd"),
+            "state": j.state,
+            "exit_code": j.facts.exit_code,
+            "started_at": _iso(j.facts.started_at),
+            "finished_at": _iso(j.facts.finished_at),
+            "log_path": f"{state_dir_abs}/jobs/{j.id}/log" if state_dir_abs else None,
+            "log_bytes": j.facts.log_bytes,
+            "failure": j.failure,
+            "progress": progress,
+            "last_loss": _finite(j.last_loss),
+        })
+    return {"jobs": out}
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def _table(infos: list[JobInfo]) -> str:
+    rows = [("ID", "NAME", "STATE", "PROGRESS", "LOSS", "LOG", "COMMAND")]
+    for j in infos:
+        state = j.state + (f" ({j.failure})" if j.failure else "")
+        pct = "-" if j.progress_percent is None else f"{j.progress_percent:.0f}%"
+        loss = "-" if j.last_loss is None else f"{j.last_loss:.4g}"
+        cmd = printable(str(j.facts.request.get("command") or "")).replace("\n", " ; ")
+        rows.append((j.id, printable(j.name or "-"), printable(state), pct, loss, _size(j.facts.log_bytes), cmd[:60]))
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> int:
+    words = list(args.cmd)
+    if not words:
+        raise InputError("nothing to run: put the command after `--`, e.g. gpu-tui run NAME -- python train.py")
+    prefix = await resolve_env(host, args.env) if args.env else None
+    req = JobRequest(
+        id=new_job_id(),
+        command=command_line(words),
+        cwd=args.cwd or inst.workdir,
+        conda_env=args.env,
+        conda_prefix=prefix,
+        name=args.job_name,
+        setenv=_setenv(args.setenv),
+        tmux=args.tmux,
+    )
+    started = await jobsvc.start_job(host, inst, req)
+    print(started.id)
+    return EXIT_OK
+
+
+async def _jobs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> int:
+    if args.prune:
+        removed, freed = await jobsvc.prune_jobs(host, inst)
+        if not args.json:
+            print(f"removed {len(removed)} finished job(s), {_size(freed)} of logs")
+    infos = await jobsvc.list_jobs(host, inst)
+    if args.json:
+        print(json.dumps(jobs_json(infos, await jobsvc.state_dir_path(host, inst)), ensure_ascii=False))
+    elif infos:
+        print(_table(infos))
+    elif not args.prune:
+        print(f"{inst.name}: no jobs")
+    return EXIT_OK
+
+
+async def _logs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> int:
+    if args.n < 0:
+        raise InputError("-n wants 0 or more lines")
+    job = await jobsvc.find_job(host, inst, args.job)
+    size, text, whole = await jobsvc.read_log_window(host, inst, job.id)
+    for line in tail_lines(text, args.n, from_start=whole):
+        print(line)
+    if not args.follow:
+        return EXIT_OK
+    sys.stdout.flush()
+    follower = LogFollower(host, inst, job.id, offset=size)
+    async for line in follower.lines(until_finished=True):
+        print(line, flush=True)
+    return EXIT_OK
+
+
+async def _stop(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> int:
+    job = await jobsvc.find_job(host, inst, args.job)
+    how = await jobsvc.stop_job(host, inst, job.id)
+    print(f"{job.id}: {'already finished' if how == 'finished' else how}")
+    return EXIT_OK
+
+
+COMMANDS = {"run": _run, "jobs": _jobs, "logs": _logs, "stop": _stop}
+
+
+def run_job_command(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
+    handler = COMMANDS[args.command]
+    try:
+        return asyncio.run(_with_host(settings, paths, args.name, lambda h, i: handler(args, h, i)))
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        sys.stdout.flush()
+
+

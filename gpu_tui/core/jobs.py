@@ -1,0 +1,164 @@
+"""Jobs as the instance keeps them: what was asked for, what the runner recorded, and what that means.
+
+A job is a directory `<state_dir>/jobs/<id>/` on the instance (ARCHITECTURE.md). gpu-tui writes
+`job.json` (the request) and `command.sh` there; the shipped runner writes `pid`, `runner_pid`,
+`boot_id`, `started_at`, `exit_code`, `finished_at` and appends the job's output to `log`; a stop
+request leaves `stop_requested`. This module turns those facts into the state words of CONTRACTS.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+
+__all__ = [
+    "JOB_ID_RE",
+    "JOB_NAME_RE",
+    "ENV_NAME_RE",
+    "SETENV_KEY_RE",
+    "JobRequest",
+    "JobFacts",
+    "JobInfo",
+    "new_job_id",
+    "job_state",
+    "parse_job_listing",
+    "JOB_MARK",
+]
+
+JOB_ID_RE = re.compile(r"^[0-9]{8}-[0-9]{6}-[0-9a-f]{4}$")
+JOB_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")  # FIELD_NOTES: validate before a command line
+SETENV_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+JOB_MARK = "@@job"
+
+
+def new_job_id(now: float | None = None) -> str:
+    """`20261129-141501-a1b2`: sorts by start time (UTC), unique enough for one user's instance."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(time.time() if now is None else now))
+    return f"{stamp}-{secrets.token_hex(2)}"
+
+
+@dataclass(frozen=True, slots=True)
+class JobRequest:
+    """What the user asked to run; stored as the job's `job.json`."""
+
+    id: str
+    command: str
+    """A shell command line, run once exactly as typed (CONTRACTS.md `-- CMD...`)."""
+    cwd: str | None = None
+    conda_env: str | None = None
+    conda_prefix: str | None = None
+    """The env's directory, resolved at start so the job needs no `conda activate`."""
+    name: str | None = None
+    setenv: tuple[tuple[str, str], ...] = ()
+    tmux: bool = False
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "id": self.id,
+                "name": self.name,
+                "command": self.command,
+                "cwd": self.cwd,
+                "conda_env": self.conda_env,
+                "conda_prefix": self.conda_prefix,
+                # values may be tokens: only the keys are kept on the instance's listing
+                "setenv_keys": [k for k, _ in self.setenv],
+                "tmux": self.tmux,
+            },
+            ensure_ascii=False,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class JobFacts:
+    """What the listing script read from one job directory; None where the file is absent."""
+
+    id: str
+    request: dict[str, object] = field(default_factory=dict)
+    pid: int | None = None
+    alive: bool = False
+    """The runner is still running (same boot, process exists)."""
+    exit_code: int | None = None
+    started_at: int | None = None
+    finished_at: int | None = None
+    stop_requested: bool = False
+    log_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobInfo:
+    """One job as shown and as `jobs --json` prints it."""
+
+    facts: JobFacts
+    state: str
+    """running | succeeded | failed | stopped"""
+    failure: str | None = None
+    progress_percent: float | None = None
+    eta_seconds: float | None = None
+    last_loss: float | None = None
+
+    @property
+    def id(self) -> str:
+        return self.facts.id
+
+    @property
+    def name(self) -> str | None:
+        value = self.facts.request.get("name")
+        return value if isinstance(value, str) else None
+
+
+def job_state(f: JobFacts) -> tuple[str, str | None]:
+    """(state, failure known from the facts alone). The log may still name a better reason."""
+    if f.exit_code is None:
+        if f.alive:
+            return "running", None
+        # no exit code and no runner: the instance rebooted or the runner was killed with the job
+        return ("stopped", None) if f.stop_requested else ("failed", "lost: the instance restarted or the runner was killed")
+    if f.stop_requested:
+        return "stopped", None
+    if f.exit_code == 0:
+        return "succeeded", None
+    if f.exit_code == 137:
+        return "failed", "killed"
+    return "failed", f"exit code {f.exit_code}"
+
+
+def _int(text: str) -> int | None:
+    text = text.strip()
+    return int(text) if text.lstrip("-").isdigit() and len(text) < 20 else None
+
+
+def parse_job_listing(text: str) -> list[JobFacts]:
+    """The listing script's output: `@@job ID` then `key value` lines per job, newest last."""
+    jobs: list[JobFacts] = []
+    current: dict[str, object] | None = None
+
+    def close() -> None:
+        if current is not None:
+            jobs.append(JobFacts(**current))  # type: ignore[arg-type]
+
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if key == JOB_MARK:
+            close()
+            job_id = value.strip()
+            current = {"id": job_id} if JOB_ID_RE.match(job_id) else None
+            continue
+        if current is None:
+            continue
+        if key == "json":
+            try:
+                data = json.loads(value)
+            except ValueError:
+                data = {}
+            current["request"] = data if isinstance(data, dict) else {}
+        elif key in ("pid", "exit_code", "started_at", "finished_at", "log_bytes"):
+            current[key] = _int(value)
+        elif key in ("alive", "stop_requested"):
+            current[key] = value.strip() == "1"
+    close()
+    return sorted(jobs, key=lambda j: j.id)

@@ -1,0 +1,91 @@
+"""Find conda on an instance and list its environments, without `conda activate`.
+
+Over a non-interactive SSH command `~/.bashrc` returns early, so conda is usually not on PATH
+even though it works in the user's terminal (FIELD_NOTES.md): look where installers put it.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+
+from gpu_tui.core.errors import InputError, RemoteError
+from gpu_tui.core.jobs import ENV_NAME_RE
+from gpu_tui.remote.host import Host
+from gpu_tui.remote.quoting import quote, sh_c
+
+__all__ = ["CondaInstall", "find_conda", "conda_envs", "resolve_env", "FIND_CONDA_SCRIPT"]
+
+# Every place FIELD_NOTES lists, in that order; the first executable one wins.
+FIND_CONDA_SCRIPT = r"""
+for c in "$CONDA_EXE" "$(command -v conda 2>/dev/null)" \
+  "$HOME/miniconda3/bin/conda" "$HOME/anaconda3/bin/conda" "$HOME/miniforge3/bin/conda" \
+  "$HOME/mambaforge/bin/conda" /root/miniconda3/bin/conda /root/anaconda3/bin/conda \
+  /opt/conda/bin/conda /usr/local/miniconda3/bin/conda /usr/local/anaconda3/bin/conda; do
+  case "$c" in /*) [ -x "$c" ] && { echo "$c"; exit 0; } ;; esac
+done
+exit 1
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CondaInstall:
+    """Where conda lives on an instance, and its environments by name."""
+
+    exe: str
+    """Absolute path of the `conda` executable."""
+    envs: dict[str, str]
+    """Environment name -> prefix; the root prefix is `base`."""
+
+    @property
+    def root(self) -> str:
+        return posixpath.dirname(posixpath.dirname(self.exe))
+
+
+async def find_conda(host: Host) -> str | None:
+    """The conda executable's path, or None where there is no conda."""
+    res = await host.run(sh_c(FIND_CONDA_SCRIPT), timeout=15)
+    path = res.stdout.strip().splitlines()[-1] if res.ok and res.stdout.strip() else ""
+    return path or None
+
+
+def _env_names(prefixes: list[str], root: str) -> dict[str, str]:
+    envs: dict[str, str] = {}
+    for prefix in prefixes:
+        prefix = prefix.rstrip("/")
+        if prefix == root:
+            envs["base"] = prefix
+        else:
+            envs.setdefault(posixpath.basename(prefix), prefix)
+    return envs
+
+
+async def conda_envs(host: Host) -> CondaInstall | None:
+    """conda and its environments (`conda env list --json`), or None where there is no conda."""
+    exe = await find_conda(host)
+    if exe is None:
+        return None
+    res = await host.run(f"{quote(exe)} env list --json", timeout=60)
+    try:
+        data = json.loads(res.stdout) if res.ok else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("envs"), list):
+        raise RemoteError(f"{host.name}: `conda env list --json` gave no environment list ({res.stderr.strip()[:200]})")
+    prefixes = [p for p in data["envs"] if isinstance(p, str)]
+    root = posixpath.dirname(posixpath.dirname(exe))
+    return CondaInstall(exe=exe, envs=_env_names(prefixes, root))
+
+
+async def resolve_env(host: Host, name: str) -> str:
+    """The prefix of conda env `name`; InputError (before anything runs) if it does not exist."""
+    if not ENV_NAME_RE.match(name):
+        raise InputError(f"conda env name {name!r}: use letters, digits, '.', '_' and '-' only")
+    install = await conda_envs(host)
+    if install is None:
+        raise InputError(f"{host.name}: --env {name}: no conda found on the instance (looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, /opt/conda)")
+    if name not in install.envs:
+        known = ", ".join(sorted(install.envs)) or "none"
+        raise InputError(f"{host.name}: no conda env {name!r} (there are: {known}); create it first (`conda create -n {name} python=3.11` on the instance)")
+    return install.envs[name]

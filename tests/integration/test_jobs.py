@@ -1,0 +1,226 @@
+"""Detached jobs on a real sshd: they outlive the session and sshd, run commands exactly once as
+typed, record exit codes, stop in steps, and are found by id or name."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.errors import InputError
+from gpu_tui.core.jobs import JobFacts, JobRequest, new_job_id
+from gpu_tui.remote.ssh import SshHost
+from gpu_tui.services import jobs as jobsvc
+
+from sshhelp import ssh_host
+
+pytestmark = pytest.mark.sshd
+
+
+def inst_of(sshd_instance, **kw) -> InstanceConfig:
+    return InstanceConfig(name=sshd_instance.name, host=sshd_instance.host, port=sshd_instance.port, **kw)
+
+
+async def connected(sshd_instance, tmp_path: Path) -> SshHost:
+    host = ssh_host(sshd_instance, tmp_path)
+    await host.connect()
+    return host
+
+
+async def wait_job(host, inst, job_id: str, pred, timeout: float = 20.0) -> JobFacts:
+    end = time.monotonic() + timeout
+    while True:
+        facts = {f.id: f for f in await jobsvc.list_facts(host, inst)}
+        f = facts.get(job_id)
+        if f is not None and pred(f):
+            return f
+        assert time.monotonic() < end, f"job {job_id} never reached the condition: {f}"
+        await asyncio.sleep(0.2)
+
+
+def finished(f: JobFacts) -> bool:
+    return f.exit_code is not None
+
+
+def request(command: str, **kw) -> JobRequest:
+    return JobRequest(id=new_job_id(), command=command, **kw)
+
+
+async def test_command_runs_once_exactly_as_typed(sshd_instance, tmp_path: Path) -> None:
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        command = (
+            "echo \"double 'single' $((1+2)) $(echo sub) `echo tick`\"; echo semi\n"
+            "echo newline >> ran-count; printf '%s\\n' \"$MY_VAR\""
+        )
+        req = await jobsvc.start_job(host, inst, request(command, setenv=(("MY_VAR", "a b 'c' $HOME"),)))
+        f = await wait_job(host, inst, req.id, finished)
+        assert f.exit_code == 0 and f.started_at and f.finished_at
+        size, text, whole = await jobsvc.read_log_window(host, inst, req.id)
+        assert whole and size == len(text.encode())
+        assert text.splitlines() == ["double 'single' 3 sub tick", "semi", "a b 'c' $HOME"]
+        count = sshd_instance.home() / "ran-count"  # cwd defaults to the home directory
+        assert count.read_text() == "newline\n"
+        info = (await jobsvc.list_jobs(host, inst, with_logs=False))[-1]
+        assert info.state == "succeeded" and info.facts.request["command"] == command
+        assert info.facts.request["setenv_keys"] == ["MY_VAR"]  # the value stays out of the listing
+    finally:
+        await host.close()
+
+
+async def test_job_outlives_the_session_and_an_sshd_restart(sshd_instance, tmp_path: Path) -> None:
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    req = await jobsvc.start_job(host, inst, request("sleep 3; echo survived"))
+    await host.close()
+    sshd_instance.stop(sessions=False)  # `systemctl restart ssh`: connections go, daemons stay
+    sshd_instance.start()
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        f = (await wait_job(host, inst, req.id, lambda f: True))
+        assert f.alive and f.exit_code is None
+        f = await wait_job(host, inst, req.id, finished)
+        assert f.exit_code == 0
+        _, text, _ = await jobsvc.read_log_window(host, inst, req.id)
+        assert text == "survived\n"
+    finally:
+        await host.close()
+
+
+async def test_exit_codes_and_failure_words(sshd_instance, tmp_path: Path) -> None:
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        bad = await jobsvc.start_job(host, inst, request("echo about to fail; exit 3"))
+        killed = await jobsvc.start_job(host, inst, request("kill -9 $$"))
+        await wait_job(host, inst, bad.id, finished)
+        await wait_job(host, inst, killed.id, finished)
+        infos = {i.id: i for i in await jobsvc.list_jobs(host, inst, with_logs=False)}
+        assert (infos[bad.id].state, infos[bad.id].failure, infos[bad.id].facts.exit_code) == ("failed", "exit code 3", 3)
+        assert (infos[killed.id].state, infos[killed.id].failure) == ("failed", "killed")
+    finally:
+        await host.close()
+
+
+async def test_stop_sends_int_first_then_escalates(sshd_instance, tmp_path: Path) -> None:
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        polite = await jobsvc.start_job(
+            host, inst, request("trap 'echo saving checkpoint; exit 5' INT; while :; do sleep 0.1; done")
+        )
+        stubborn = await jobsvc.start_job(host, inst, request("trap '' INT TERM; while :; do sleep 0.1; done"))
+        await wait_job(host, inst, polite.id, lambda f: f.pid is not None)
+        await wait_job(host, inst, stubborn.id, lambda f: f.pid is not None)
+        await asyncio.sleep(0.5)
+        steps = (("INT", 1.0), ("TERM", 1.0), ("KILL", 2.0))
+        assert await jobsvc.stop_job(host, inst, polite.id, steps=steps) == "stopped INT"
+        assert await jobsvc.stop_job(host, inst, stubborn.id, steps=steps) == "stopped KILL"
+        infos = {i.id: i for i in await jobsvc.list_jobs(host, inst, with_logs=False)}
+        assert infos[polite.id].state == "stopped" and infos[polite.id].facts.exit_code == 5
+        assert infos[stubborn.id].state == "stopped" and infos[stubborn.id].facts.exit_code == 137
+        _, text, _ = await jobsvc.read_log_window(host, inst, polite.id)
+        assert "saving checkpoint" in text
+        assert await jobsvc.stop_job(host, inst, polite.id) == "finished"
+    finally:
+        await host.close()
+
+
+async def test_refused_before_anything_runs(sshd_instance, tmp_path: Path) -> None:
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        with pytest.raises(InputError, match="empty"):
+            await jobsvc.start_job(host, inst, request("   "))
+        with pytest.raises(InputError, match="does not exist"):
+            await jobsvc.start_job(host, inst, request("echo hi", cwd="/no/such/dir"))
+        with pytest.raises(InputError, match="not a valid environment variable"):
+            await jobsvc.start_job(host, inst, request("echo hi", setenv=(("1BAD", "x"),)))
+        with pytest.raises(InputError, match="job name"):
+            await jobsvc.start_job(host, inst, request("echo hi", name="has space"))
+        assert await jobsvc.list_facts(host, inst) == []
+    finally:
+        await host.close()
+
+
+async def test_find_by_name_takes_the_newest_and_prune_removes_finished(sshd_instance, tmp_path: Path) -> None:
+    inst = inst_of(sshd_instance, state_dir="~/data disk/state")  # a state dir with a space
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        first = await jobsvc.start_job(host, inst, request("echo one", name="train"))
+        await asyncio.sleep(1.1)  # ids sort by second
+        second = await jobsvc.start_job(host, inst, request("sleep 30", name="train"))
+        assert (await jobsvc.find_job(host, inst, "train")).id == second.id
+        assert (await jobsvc.find_job(host, inst, first.id)).id == first.id
+        with pytest.raises(InputError, match="no job 'nope'"):
+            await jobsvc.find_job(host, inst, "nope")
+        await wait_job(host, inst, first.id, finished)
+        removed, freed = await jobsvc.prune_jobs(host, inst)
+        assert removed == [first.id] and freed == len("one\n")
+        assert [f.id for f in await jobsvc.list_facts(host, inst)] == [second.id]
+        assert (sshd_instance.home() / "data disk" / "state" / "jobs" / second.id / "log").exists()
+        await jobsvc.stop_job(host, inst, second.id, steps=(("KILL", 2.0),))
+    finally:
+        await host.close()
+
+
+async def test_tmux_mode_runs_in_a_session_and_keeps_the_exit_code(sshd_instance, tmp_path: Path) -> None:
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        req = await jobsvc.start_job(host, inst, request("echo in tmux; sleep 1; exit 4", tmux=True))
+        res = await host.run(f"tmux has-session -t gpu-tui-{req.id}")
+        d = sshd_instance.home() / ".gpu-tui" / "jobs" / req.id
+        assert res.ok, (res.stderr, sorted(p.name for p in d.iterdir()), (d / "runner.log").read_text())
+        f = await wait_job(host, inst, req.id, finished)
+        assert f.exit_code == 4
+        _, text, _ = await jobsvc.read_log_window(host, inst, req.id)
+        assert "in tmux" in text
+    finally:
+        await host.close()
+
+
+async def test_a_job_killed_with_the_instance_shows_as_lost(sshd_instance, tmp_path: Path) -> None:
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    req = await jobsvc.start_job(host, inst, request("sleep 60"))
+    await wait_job(host, inst, req.id, lambda f: f.pid is not None)
+    await host.close()
+    sshd_instance.restart()  # takes every process the sessions started with it, runner included
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        (info,) = await jobsvc.list_jobs(host, inst, with_logs=False)
+        assert info.state == "failed" and info.failure is not None and info.failure.startswith("lost")
+    finally:
+        await host.close()
+
+
+async def test_log_follow_resumes_after_a_dropped_link_without_loss_or_repeats(sshd_instance, tmp_path: Path) -> None:
+    import os
+    import signal
+
+    from gpu_tui.services.logtail import LogFollower
+
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        req = await jobsvc.start_job(
+            host, inst, request("i=0; while [ $i -lt 300 ]; do i=$((i+1)); echo line $i; sleep 0.01; done")
+        )
+        follower = LogFollower(host, inst, req.id, offset=0, poll_seconds=0.5)
+        got: list[str] = []
+        async for line in follower.lines(until_finished=True):
+            got.append(line)
+            if len(got) == 40:
+                for pid in sshd_instance.session_pids():  # the link drops; the job lives on
+                    os.kill(pid, signal.SIGKILL)
+        assert got == [f"line {i}" for i in range(1, 301)]
+        assert follower.reconnects >= 1
+        f = await wait_job(host, inst, req.id, finished)
+        assert follower.offset == f.log_bytes
+    finally:
+        await host.close()
