@@ -3,7 +3,8 @@
 Library for the integration tier (tests/conftest.py wraps it in fixtures; benchmarks may use it
 directly). No mocks: every instance is ``/usr/sbin/sshd -D -e -f <its own sshd_config>`` on
 127.0.0.1 with its own ed25519 host key, a fake ``nvidia-smi`` and ``shutdown`` first on PATH,
-and its own HOME per user.
+its own HOME per user, and in each HOME a fake conda install (``~/miniconda3``) that is NOT on
+PATH, as on a rented machine.
 
 Layout of a session root (``SshdSession.root``, a 0755 dir under /tmp)::
 
@@ -16,7 +17,19 @@ Layout of a session root (``SshdSession.root``, a 0755 dir under /tmp)::
         known_hosts                   "[127.0.0.1]:PORT ssh-ed25519 AAAA..." for OpenSSH clients
         bin/nvidia-smi  bin/shutdown  installed fakes (absolute interpreter, paths baked in)
         nvsmi/capture gpus mode stray_line   the fake nvidia-smi's state (re-read every tick)
+        conda/version delay unavailable      the fake conda's state (all users' installs; re-read
+                                      every call; set_conda_version(), set_conda_delay())
         home/<user>/.bashrc .profile  each user's HOME on this instance
+        home/<user>/miniconda3/       fake conda install of that user (conda_root(user));
+                                      set_conda() moves it to ~/anaconda3 or ~/miniforge3 or
+                                      removes it:
+            bin/conda                 the fake (tests/fakes/conda; absolute interpreter, state
+                                      dir baked in; its root prefix is where it lies)
+            bin/python, bin/python3   symlinks to the fakes' interpreter (fake_python())
+            bin/activate  etc/profile.d/conda.sh  condabin/conda   for ``source .../activate ENV``
+            conda-meta/history        makes a dir an environment (real conda checks it too)
+            envs/llm  envs/py311      default envs (python 3.10 / 3.11): bin/python(3) symlinks,
+                                      conda-meta/history; add_conda_env() adds more
         tmp/                          TMUX_TMPDIR (a tmux server per instance, not per machine)
         shutdown.log  powered_off  shutdown_delay   what the fake shutdown did
 
@@ -38,6 +51,11 @@ How PATH reaches a non-interactive ``ssh host cmd`` (verified with OpenSSH 9.2 o
   ``command -v nvidia-smi`` is the fake, whatever the machine's dotfiles say.
 - Login shells (a pty + shell request) read /etc/profile, which on Debian resets PATH; our
   ~/.profile puts ``<inst>/bin`` back in front.
+- conda: ``~/miniconda3/bin`` is on no PATH and ``CONDA_EXE`` is not set, so for ``ssh host
+  cmd`` ``command -v conda`` fails, exactly as on AutoDL; gpu-tui must probe ``$CONDA_EXE``,
+  ``command -v conda``, ``~/miniconda3``, ``~/anaconda3``, ... itself. ``conda init bash``
+  (the fake implements it) appends its block to ~/.bashrc AFTER the non-interactive
+  ``return``, so even then only interactive shells see ``conda``.
 
 Power guard: gpu-tui runs ``shutdown`` as root over SSH, and these sshd processes run as root on
 the developer's / CI machine. ``shutdown`` on PATH is the fake, but an absolute path
@@ -95,6 +113,9 @@ CAPTURES_SRC = TESTS_DIR / "data" / "nvidia-smi" / "captures"
 DEFAULT_CAPTURE = "linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt"
 PASSWORD_USER = "gputui-pw"
 ROOT_USER = "root"
+CONDA_VERSION = "24.9.2"
+CONDA_LOCATIONS = ("miniconda3", "anaconda3", "miniforge3")  # HOME-relative, probe order
+CONDA_DEFAULT_ENVS = (("llm", "3.10"), ("py311", "3.11"))  # (name, python) besides base
 MODES = ("ok", "driver_failed", "version_mismatch", "gpu_lost", "no_devices", "stray")
 ENV_MARK = "GPU_TUI_FAKE_INSTANCE"
 SBIN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -226,6 +247,22 @@ def fake_nvsmi_module() -> Any:
         loader.exec_module(module)
         _fake_module = module
     return _fake_module
+
+
+_conda_module: Any = None
+
+
+def fake_conda_module() -> Any:
+    """tests/fakes/conda loaded as a module (make_prefix, read_packages, parse_spec, ...)."""
+    global _conda_module
+    if _conda_module is None:
+        path = str(FAKES_DIR / "conda")
+        loader = importlib.machinery.SourceFileLoader("gpu_tui_fake_conda", path)
+        spec = importlib.util.spec_from_loader(loader.name, loader)
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        _conda_module = module
+    return _conda_module
 
 
 def capture_query_gpu(capture: str | None = None) -> dict[str, tuple[str, str]]:
@@ -604,6 +641,7 @@ class SshdInstance:
         self.dir = self.root / (dir_name or name)
         self.bin_dir = self.dir / "bin"
         self.nvsmi_dir = self.dir / "nvsmi"
+        self.conda_state_dir = self.dir / "conda"
         self.config_path = self.dir / "sshd_config"
         self.log_path = self.dir / "sshd.log"
         self.host_key_path = self.dir / "ssh_host_ed25519_key"
@@ -628,7 +666,7 @@ class SshdInstance:
 
         self.root.mkdir(parents=True, exist_ok=True)
         self.dir.mkdir(mode=0o755, exist_ok=False)
-        for d in (self.bin_dir, self.nvsmi_dir, self.dir / "home"):
+        for d in (self.bin_dir, self.nvsmi_dir, self.conda_state_dir, self.dir / "home"):
             d.mkdir(mode=0o755)
         tmp = self.dir / "tmp"
         tmp.mkdir()
@@ -648,6 +686,7 @@ class SshdInstance:
         self.set_mode(mode)
         for user in self.users:
             self._make_home(user)
+            self._make_conda(user)
 
     # ---- identity
 
@@ -802,6 +841,88 @@ class SshdInstance:
                 return
             time.sleep(0.02)
         raise SshdError(f"{self.name}: not powered off after {timeout}s")
+
+    # ---- the fake conda (one install per user, in that user's HOME; see the module docstring)
+
+    def conda_location(self, user: str = ROOT_USER) -> str | None:
+        """Where ``user``'s conda install lies, relative to HOME ("miniconda3", "anaconda3",
+        "miniforge3"), or None when set_conda(False) removed it."""
+        home = self.home(user)
+        for loc in CONDA_LOCATIONS:
+            if (home / loc / "bin" / "conda").exists():
+                return loc
+        return None
+
+    def conda_root(self, user: str = ROOT_USER) -> Path:
+        """The root prefix of ``user``'s conda install on this instance (``~/miniconda3`` unless
+        set_conda() moved it); SshdError if there is none."""
+        loc = self.conda_location(user)
+        if loc is None:
+            raise SshdError(f"{self.name}: {user} has no conda install (set_conda(False))")
+        return self.home(user) / loc
+
+    def conda_exe(self, user: str = ROOT_USER) -> Path:
+        """``<conda_root(user)>/bin/conda``."""
+        return self.conda_root(user) / "bin" / "conda"
+
+    def set_conda(self, present: bool = True, *, location: str = "miniconda3", user: str | None = None) -> None:
+        """Move the conda install of ``user`` (None: every user) to ``~/<location>``
+        (one of CONDA_LOCATIONS) keeping its envs, create a fresh one if there was none, or
+        with ``present=False`` remove it (gpu-tui then finds no conda)."""
+        if location not in CONDA_LOCATIONS:
+            raise ValueError(f"conda location {location!r} not in {CONDA_LOCATIONS}")
+        for u in self.users if user is None else [user]:
+            current = self.conda_location(u)
+            if not present:
+                if current is not None:
+                    shutil.rmtree(self.home(u) / current)
+            elif current is None:
+                self._make_conda(u, location)
+            elif current != location:
+                os.rename(self.home(u) / current, self.home(u) / location)
+                self._write_conda_scripts(self.home(u) / location)
+
+    def conda_envs(self, user: str = ROOT_USER) -> list[str]:
+        """Env names of ``user``'s install as ``conda env list`` orders them: base, then the
+        envs under ``<root>/envs`` by path."""
+        envs = self.conda_root(user) / "envs"
+        names = sorted(p.name for p in envs.iterdir() if (p / "conda-meta" / "history").is_file())
+        return ["base"] + names
+
+    def conda_packages(self, env: str = "base", user: str = ROOT_USER) -> dict[str, str]:
+        """{package name: version} of an env, as ``conda list`` would report it."""
+        root = self.conda_root(user)
+        prefix = root if env == "base" else root / "envs" / env
+        return {n: v[0] for n, v in fake_conda_module().read_packages(str(prefix)).items()}
+
+    def add_conda_env(
+        self, name: str, python: str | None = "3.11", *, packages: Iterable[str] = (), user: str | None = None
+    ) -> None:
+        """Create env ``name`` directly on disk (as ``conda create -n NAME python=X pkgs...``
+        would) for ``user`` (None: every user with an install). ``python=None``: an env
+        without python (no bin/python), like a bare ``conda create -n NAME``."""
+        specs = ([f"python={python}"] if python else []) + list(packages)
+        for u in self.users if user is None else [user]:
+            if self.conda_location(u) is None:
+                if user is not None:
+                    raise SshdError(f"{self.name}: {u} has no conda install")
+                continue
+            root = self.conda_root(u)
+            fake_conda_module().make_prefix(
+                str(root / "envs" / name), specs, argv=["create", "-n", name, "-y"] + specs,
+                python=fake_python(), conda_exe=str(root / "bin" / "conda"),
+            )
+            self._chown_tree(root / "envs", u)
+
+    def set_conda_delay(self, seconds: float) -> None:
+        """Seconds that create / install / remove spend "Downloading and Extracting Packages"
+        (after printing their plan, before the env changes on disk). 0: none."""
+        self._write_file(self.conda_state_dir / "delay", str(float(seconds)))
+
+    def set_conda_version(self, version: str = CONDA_VERSION) -> None:
+        """What ``conda --version`` / ``conda info`` claim; below 23.11 ``conda activate``
+        fails with the old CommandNotFoundError text, below 4.4 base is called "root"."""
+        self._write_file(self.conda_state_dir / "version", version)
 
     # ---- lifecycle
 
@@ -987,8 +1108,11 @@ class SshdInstance:
         return list(dict.fromkeys(tree + orphans + marked + frozen))
 
     def _write_state(self, name: str, value: str) -> None:
-        path = self.nvsmi_dir / name
-        tmp = path.with_name(name + ".tmp")
+        self._write_file(self.nvsmi_dir / name, value)
+
+    @staticmethod
+    def _write_file(path: Path, value: str) -> None:
+        tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(value + "\n")
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
@@ -1025,6 +1149,49 @@ class SshdInstance:
             pw = pwd.getpwnam(user)
             for p in (home, home / ".bashrc", home / ".profile"):
                 os.chown(p, pw.pw_uid, pw.pw_gid)
+
+    def _make_conda(self, user: str, location: str = "miniconda3") -> None:
+        """A fake conda install at ``~/<location>``: base (python, conda) plus the default envs."""
+        fake = fake_conda_module()
+        root = self.home(user) / location
+        conda = root / "bin" / "conda"
+        python = fake_python()
+        for d in ("bin", "condabin", "envs", "pkgs", "etc/profile.d"):
+            (root / d).mkdir(parents=True)
+        install_fake(FAKES_DIR / "conda", conda, {"_BAKED_STATE_DIR": str(self.conda_state_dir)})
+        os.symlink("../bin/conda", root / "condabin" / "conda")
+        base = [f"python={fake.BASE_PYTHON}", f"conda={CONDA_VERSION}", "requests"]
+        fake.make_prefix(str(root), base, argv=["install", "-y"] + base, python=python, conda_exe=str(conda))
+        for name, py in CONDA_DEFAULT_ENVS:
+            specs = [f"python={py}"]
+            fake.make_prefix(str(root / "envs" / name), specs, argv=["create", "-n", name, "-y"] + specs,
+                             python=python, conda_exe=str(conda))
+        self._write_conda_scripts(root)
+        self._chown_tree(root, user)
+
+    def _write_conda_scripts(self, root: Path) -> None:
+        """bin/activate and etc/profile.d/conda.sh (they name the root, as real ones do)."""
+        conda = shlex.quote(str(root / "bin" / "conda"))
+        hook = f'\\eval "$({conda} shell.posix hook --no-auto)"'
+        files = {
+            root / "etc" / "profile.d" / "conda.sh": f"# fake conda.sh (tests/sshd.py)\n{hook}\n",
+            root / "bin" / "activate": (
+                f"#!/bin/sh\n# fake bin/activate (tests/sshd.py): . {root}/bin/activate [ENV]\n"
+                f'{hook} || \\return $?\nconda activate "$@"\n'
+            ),
+        }
+        for path, text in files.items():
+            path.write_text(text)
+            os.chmod(path, 0o755 if path.parent.name == "bin" else 0o644)
+
+    def _chown_tree(self, top: Path, user: str) -> None:
+        if user == ROOT_USER:
+            return
+        pw = pwd.getpwnam(user)
+        os.lchown(top, pw.pw_uid, pw.pw_gid)
+        for dirpath, dirnames, filenames in os.walk(top):
+            for n in dirnames + filenames:
+                os.lchown(os.path.join(dirpath, n), pw.pw_uid, pw.pw_gid)
 
     def _setenv_line(self, user: str | None) -> str:
         env = {

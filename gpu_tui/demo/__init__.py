@@ -7,7 +7,14 @@ script) in the real output formats, with readings that move over time. The defau
 the states a user meets: a training box, an idle one still billing, an 8-GPU box, a MIG card
 (no utilisation reported), a broken driver (`gpu error`) and an instance that drops and returns.
 
-    fleet = await start_demo_fleet(workdir=tmp)   # or start_demo_fleet(40, workdir=tmp)
+Jobs are simulated too (demo/jobs.py, demo/jobscripts.py): the training box has a gpu-tui job
+running with a growing tqdm log (`l` shows it, `x` stops it), the idle box one that finished
+~50 minutes ago, and `r` starts a simulated training run (never the command typed) that ends
+after `job_seconds` (2.5 min). Conda is at /root/miniconda3 with envs `llm` and `py311`.
+Easter egg, to see the failure alert: a command with the word `oom` in it (`python train.py
+--oom`) fails with a CUDA out-of-memory traceback, exit 1, about 40 % of the way through.
+
+    fleet = await start_demo_fleet(workdir=tmp)   # or start_demo_fleet(40, workdir=tmp, job_seconds=5)
     ...  fleet.settings, fleet.passwords, fleet.known_hosts_text, fleet.training_logs
     await fleet.close()
 """

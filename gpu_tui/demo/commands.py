@@ -12,6 +12,9 @@ optionally a `tick` to repeat every `interval` seconds for as long as the channe
 - `sh -c SCRIPT` where SCRIPT is the stats probe of gpu_tui/services/probes.py, recognised by
   reading /proc/stat; a loop (`while :; do`) repeats at its `sleep N`, with the compute apps
   every `$((i % N))`-th iteration, as the real script does.
+- gpu-tui's job and conda scripts and commands (list, start, stop, log window and follow,
+  prune, runner install, conda discovery): answered from the instance's simulated job table,
+  see jobscripts.py; nothing the user types is run.
 - `true`, `false`, `exit N`, `hostname`; anything else: `sh: 1: CMD: not found`, exit 127.
 """
 
@@ -23,26 +26,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpu_tui.demo import jobscripts
+from gpu_tui.demo.program import Program
 from gpu_tui.demo.simulate import InstanceSim, format_timestamp
 from gpu_tui.services.probes import APPS_MARK, END_MARK
 
 __all__ = ["Program", "plan", "GPU_FIELDS", "APP_FIELDS"]
 
 MIN_INTERVAL = 0.05
-
-
-@dataclass(slots=True)
-class Program:
-    """The answer to one exec request."""
-
-    stdout: str = ""
-    stderr: str = ""
-    status: int = 0
-    interval: float | None = None
-    """When set: after `stdout`, write `tick(i)` every `interval` seconds until the channel closes."""
-    first_interval: float | None = None
-    """The gap between tick 0 and tick 1, when it differs from `interval`."""
-    tick: Callable[[int], str] | None = None
 
 
 # canonical field -> unit ("" = none). Where a value comes from: GpuSim.static, GpuSim.reading,
@@ -417,6 +408,9 @@ def plan(command: str, sim: InstanceSim) -> Program:
         script = argv[2]
         if "/proc/stat" in script:
             return _stats_probe(script, sim)
+        job_program = jobscripts.plan_script(script, sim)
+        if job_program is not None:
+            return job_program
         if not any(c in script for c in "\n;|&`$()<>"):
             return plan(script, sim)
         first = script.strip().split(None, 1)
@@ -434,4 +428,7 @@ def plan(command: str, sim: InstanceSim) -> Program:
             return Program(stderr=f"sh: 1: exit: Illegal number: {argv[1]}\n", status=2)
     if prog == "hostname":
         return Program(stdout=sim.hostname + "\n")
+    job_program = jobscripts.plan_command(argv, sim)
+    if job_program is not None:
+        return job_program
     return _not_found(argv[0])

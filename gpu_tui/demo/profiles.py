@@ -13,6 +13,7 @@ __all__ = [
     "Workload",
     "AppSpec",
     "TrainingSpec",
+    "JobSpec",
     "Profile",
     "RTX_4090",
     "RTX_3090",
@@ -98,6 +99,19 @@ class TrainingSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class JobSpec:
+    """A gpu-tui job the instance already has when the demo starts (demo/jobs.py simulates it)."""
+
+    command: str
+    training: TrainingSpec
+    """The run's shape; its `started_ago_s` says when the job started, before the fleet did."""
+    name: str | None = None
+    cwd: str | None = None
+    conda_env: str | None = None
+    pid: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     """One simulated instance."""
 
@@ -114,6 +128,8 @@ class Profile:
     """nvidia-smi's failure (stdout text, exit status) for every call; None = healthy."""
     apps: tuple[AppSpec, ...] = ()
     training: TrainingSpec | None = None
+    jobs: tuple[JobSpec, ...] = ()
+    """gpu-tui jobs already on the instance (running or finished, by their training's length)."""
     flaky: bool = False
     """Drops (closes every connection, refuses new ones) now and then, then comes back."""
     cpu_count: int = 16
@@ -137,6 +153,9 @@ class Profile:
         return len(self.workloads)
 
 
+_TRAIN_4090 = TrainingSpec(
+    steps_per_epoch=1563, epochs=60, it_per_s=3.41, loss_start=2.31, loss_end=0.31, started_ago_s=5160.0
+)
 _H100_BUS = tuple(f"00000000:{b}:00.0" for b in ("18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"))
 
 DEFAULT_PROFILES: tuple[Profile, ...] = (
@@ -155,8 +174,16 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
             AppSpec(0, 1843, "/root/miniconda3/envs/llm/bin/python", 0.92),
             AppSpec(0, 2907, None, 0.07),
         ),
-        training=TrainingSpec(
-            steps_per_epoch=1563, epochs=60, it_per_s=3.41, loss_start=2.31, loss_end=0.31, started_ago_s=5160.0
+        training=_TRAIN_4090,
+        jobs=(
+            JobSpec(
+                command="python train.py --config configs/resnet50-cifar10.yaml --epochs 60",
+                training=_TRAIN_4090,
+                name="resnet50-cifar10",
+                cwd="/root/autodl-tmp",
+                conda_env="llm",
+                pid=1839,
+            ),
         ),
         cpu_count=16,
         cpu_level=31.0,
@@ -176,6 +203,19 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
             Workload(
                 level=0.4, swing=0.4, period=300.0, noise=0.8, memory_mib=2.0,
                 episode_every=3600.0, episode_length=15.0, episode_level=24.0,
+            ),
+        ),
+        # it finished ~50 min ago and the box has idled (and billed) since
+        jobs=(
+            JobSpec(
+                command="python finetune.py --model llama-3.2-1b --epochs 3 --lr 2e-5",
+                training=TrainingSpec(
+                    steps_per_epoch=800, epochs=3, it_per_s=2.5, loss_start=1.92, loss_end=0.84, started_ago_s=3960.0
+                ),
+                name="llama-ft",
+                cwd="/root/autodl-tmp",
+                conda_env="llm",
+                pid=27113,
             ),
         ),
         cpu_count=16,

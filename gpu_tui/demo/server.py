@@ -3,6 +3,9 @@ login, exec requests answered by commands.plan, and (for a flaky profile) drops.
 
 Built on asyncssh's session API rather than process streams: a long-lived stream is one
 `loop.call_at` timer per channel writing one string per tick, cancelled when the channel closes.
+Channels carry bytes (a job's log is followed by byte offset); text is sent UTF-8 encoded. A
+command that reads its stdin (a job's start, the runner install) is answered after the client's
+EOF, from what it sent (Program.on_stdin).
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ import hmac
 import logging
 import random
 import socket
+from collections.abc import Callable
 
 import asyncssh
 
 from gpu_tui.demo.commands import Program, plan
+from gpu_tui.demo.program import MAX_STDIN, Output
 from gpu_tui.demo.simulate import InstanceSim
 
 __all__ = ["DemoServer", "HOST"]
@@ -27,8 +32,12 @@ HOST = "127.0.0.1"
 _MAX_BUFFER = 256 * 1024  # a client that stops reading loses ticks instead of growing our memory
 _SHELL_TEXT = (
     "This is a simulated instance of `gpu-tui demo`: it answers gpu-tui's own probes\n"
-    "(nvidia-smi queries, host stats), not an interactive shell.\n"
+    "(nvidia-smi queries, host stats, jobs), not an interactive shell.\n"
 )
+
+
+def _bytes(data: Output) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
 
 
 class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
@@ -44,6 +53,9 @@ class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
         self._loop: asyncio.AbstractEventLoop | None = None
         self._next = 0.0
         self._i = 0
+        self._stdin: bytearray | None = None
+        """What the client sent so far, while a command reads its stdin (Program.on_stdin)."""
+        self._on_stdin: Callable[[bytes], Program] | None = None
 
     def connection_made(self, chan: asyncssh.SSHServerChannel) -> None:
         self._chan = chan
@@ -66,20 +78,31 @@ class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
         chan = self._chan
         assert chan is not None
         if self._command is None:
-            chan.write_stderr(_SHELL_TEXT)
+            chan.write_stderr(_bytes(_SHELL_TEXT))
             chan.exit(1)
+            return
+        command = self._command
+        self._run(lambda: plan(command, self._sim))
+
+    def _run(self, make: Callable[[], Program]) -> None:
+        """Answer with the Program `make` builds: its output, then its exit or its stream."""
+        chan = self._chan
+        if chan is None:
             return
         try:
-            program = plan(self._command, self._sim)
+            program = make()
         except Exception:  # a bug in the simulation must not take the fleet down
-            log.exception("demo %s: cannot answer %r", self._sim.profile.name, self._command[:200])
-            chan.write_stderr("gpu-tui demo: internal error\n")
+            log.exception("demo %s: cannot answer %r", self._sim.profile.name, (self._command or "")[:200])
+            chan.write_stderr(b"gpu-tui demo: internal error\n")
             chan.exit(1)
             return
+        if program.on_stdin is not None:
+            self._on_stdin, self._stdin = program.on_stdin, bytearray()
+            return  # answered at the client's EOF (eof_received)
         if program.stdout:
-            chan.write(program.stdout)
+            chan.write(_bytes(program.stdout))
         if program.stderr:
-            chan.write_stderr(program.stderr)
+            chan.write_stderr(_bytes(program.stderr))
         if program.interval is None or program.tick is None:
             chan.exit(program.status)
             return
@@ -97,7 +120,9 @@ class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
         assert program.tick is not None and program.interval is not None
         try:
             if chan.get_write_buffer_size() < _MAX_BUFFER:
-                chan.write(program.tick(self._i))
+                data = program.tick(self._i)
+                if data:
+                    chan.write(_bytes(data))
             self._i += 1
         except OSError:  # BrokenPipeError: the channel is closing
             return
@@ -113,10 +138,22 @@ class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
             self._next = now + gap
         self._handle = loop.call_at(self._next, self._fire)
 
-    def data_received(self, data: str, datatype: object) -> None:
-        pass  # stdin is ignored
+    def data_received(self, data: bytes, datatype: object) -> None:
+        if self._stdin is None:
+            return  # stdin is ignored unless the command reads it
+        self._stdin += data
+        if len(self._stdin) > MAX_STDIN:
+            self._stdin = self._on_stdin = None
+            if self._chan is not None:
+                with contextlib.suppress(OSError):
+                    self._chan.write_stderr(b"gpu-tui demo: too much input\n")
+                    self._chan.exit(1)
 
     def eof_received(self) -> bool:
+        on_stdin, data = self._on_stdin, self._stdin
+        if on_stdin is not None and data is not None:
+            self._on_stdin = self._stdin = None
+            self._run(lambda: on_stdin(bytes(data)))
         return True  # keep streaming after the client closes stdin
 
     def signal_received(self, signal: str) -> None:
@@ -169,8 +206,10 @@ class _Server(asyncssh.SSHServer):  # type: ignore[misc]
     def validate_kbdint_response(self, username: str, responses: list[str]) -> bool:
         return len(responses) == 1 and self._node.check(username, responses[0])
 
-    def session_requested(self) -> asyncssh.SSHServerSession:
-        return _Session(self._node)
+    def session_requested(self) -> tuple[asyncssh.SSHServerChannel, asyncssh.SSHServerSession]:
+        assert self._conn is not None
+        # a binary channel: a job's log is streamed by byte offset, whatever its bytes
+        return self._conn.create_server_channel(encoding=None), _Session(self._node)
 
 
 class DemoServer:

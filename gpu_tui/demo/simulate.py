@@ -1,5 +1,5 @@
 """Readings that move with time: GPU utilisation, memory, temperature, power; host CPU, memory,
-disk and uptime; a growing training log.
+disk and uptime; a growing training log; the instance's gpu-tui jobs (demo/jobs.py).
 
 Everything is a function of the clock plus a seeded RNG drawn once at start (phases, noise
 tables), so a fleet with the same seed shows the same curves, and a tick costs a few float ops
@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from gpu_tui.demo.jobs import JOB_SECONDS, JobTable
 from gpu_tui.demo.profiles import AppSpec, Profile, TrainingSpec, Workload
 
 __all__ = ["GpuSim", "InstanceSim", "TrainingLog", "format_timestamp"]
@@ -149,7 +150,15 @@ class GpuSim:
 class InstanceSim:
     """One instance: its GPUs, host figures and compute processes as functions of the clock."""
 
-    def __init__(self, profile: Profile, *, seed: int, index: int, clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        *,
+        seed: int,
+        index: int,
+        clock: Callable[[], float],
+        job_seconds: float = JOB_SECONDS,
+    ) -> None:
         rng = random.Random(f"gpu-tui-demo:{seed}:{index}:{profile.name}")
         self.profile = profile
         self.clock = clock
@@ -181,6 +190,9 @@ class InstanceSim:
         self._iowait = total * 0.004
         self._idle = total - self._user - self._system - self._softirq - self._iowait
         self._load = profile.cpu_count * share
+        self.jobs = JobTable(profile, clock=clock, t0=self.t0, seed_key=f"{seed}:{index}", job_seconds=job_seconds)
+        """gpu-tui jobs on this instance (demo/jobs.py), with their own RNG: the readings above
+        do not depend on them."""
 
     # ---------------------------------------------------------------- host
 

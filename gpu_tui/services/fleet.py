@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.cost import cost_so_far
 from gpu_tui.core.history import HostHistory
+from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.models import GpuError, GpuFrame, GpuProcess, HostStats
 from gpu_tui.remote.host import Host
 from gpu_tui.services.events import (
@@ -26,9 +27,12 @@ from gpu_tui.services.events import (
     ProcessesReceived,
     StateChanged,
 )
+from gpu_tui.services.jobwatch import JobFinished, JobsReceived, JobWatcher
 from gpu_tui.services.monitor import HostMonitor
 
-__all__ = ["Fleet", "InstanceView"]
+__all__ = ["Fleet", "FleetEvent", "InstanceView"]
+
+FleetEvent = MonitorEvent | JobsReceived | JobFinished
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +54,16 @@ class InstanceView:
     # uptime is read every few seconds; between readings it advances with the clock
     uptime_base: tuple[float, int] | None = None
     history: HostHistory = field(default_factory=HostHistory)
+    jobs: tuple[JobInfo, ...] = ()
+    """The instance's jobs, oldest first (refreshed every few seconds while online)."""
+    jobs_listed: bool = False
+    """A job listing has arrived at least once (until then `jobs` is empty for lack of news)."""
+
+    @property
+    def current_job(self) -> JobInfo | None:
+        """The job `l` opens: the newest running one, else the newest."""
+        running = [j for j in self.jobs if j.state == "running"]
+        return (running or list(self.jobs) or [None])[-1]
 
     @property
     def name(self) -> str:
@@ -87,7 +101,7 @@ class Fleet:
         refresh_seconds: float = 1.0,
         stats_seconds: float = 5.0,
         history_len: int = 600,
-        on_change: Callable[[str, MonitorEvent], None] | None = None,
+        on_change: Callable[[str, FleetEvent], None] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.views: dict[str, InstanceView] = {
@@ -103,16 +117,26 @@ class Fleet:
             )
             for cfg, host in instances
         }
+        self.watchers: dict[str, JobWatcher] = {
+            cfg.name: JobWatcher(host, cfg, self._handle, is_online=self._online_check(cfg.name))
+            for cfg, host in instances
+        }
+        self.hosts: dict[str, Host] = {cfg.name: host for cfg, host in instances}
         self._on_change = on_change
         self._clock = clock
+
+    def _online_check(self, name: str) -> Callable[[], bool]:
+        return lambda: self.views[name].state is ConnState.ONLINE
 
     @property
     def names(self) -> list[str]:
         return list(self.views)
 
-    def _handle(self, event: MonitorEvent) -> None:
+    def _handle(self, event: FleetEvent) -> None:
         view = self.views[event.name]
-        if isinstance(event, GpuFrameReceived):
+        if isinstance(event, JobsReceived):
+            view.jobs, view.jobs_listed = event.jobs, True
+        elif isinstance(event, GpuFrameReceived):
             view.frame = event.frame
             view.history.append(event.frame)
         elif isinstance(event, StateChanged):
@@ -142,6 +166,19 @@ class Fleet:
         async with asyncio.TaskGroup() as tg:
             for name, mon in self.monitors.items():
                 tg.create_task(self._guarded(mon), name=f"monitor-{name}")
+            for name, watcher in self.watchers.items():
+                tg.create_task(self._guarded_watch(watcher), name=f"jobs-{name}")
+
+    def poke_jobs(self, name: str) -> None:
+        self.watchers[name].poke()
+
+    async def _guarded_watch(self, watcher: JobWatcher) -> None:
+        while True:
+            try:
+                await watcher.run()
+            except Exception:
+                log.exception("%s: job watcher crashed; restarting", watcher.inst.name)
+                await asyncio.sleep(5)
 
     async def _guarded(self, mon: HostMonitor) -> None:
         # one instance's bug must not take the other monitors down with it

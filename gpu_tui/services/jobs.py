@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from importlib import resources
 
@@ -223,27 +224,38 @@ async def list_facts(host: Host, inst: InstanceConfig) -> list[JobFacts]:
     return parse_job_listing(res.stdout)
 
 
-async def list_jobs(host: Host, inst: InstanceConfig, *, with_logs: bool = True) -> list[JobInfo]:
-    """Every job on the instance, oldest first; with_logs reads each log's end for progress,
-    loss and failure (in parallel, within the channel budget)."""
+async def list_jobs(
+    host: Host,
+    inst: InstanceConfig,
+    *,
+    with_logs: bool | Callable[[JobFacts], bool] = True,
+    summary_bytes: int | None = None,
+) -> list[JobInfo]:
+    """Every job on the instance, oldest first. For the jobs `with_logs` picks (all, none, or a
+    predicate) the log's end is read for progress, loss and failure, in parallel within the
+    channel budget."""
     facts = await list_facts(host, inst)
-    if not with_logs:
-        return [JobInfo(f, *job_state(f)) for f in facts]
-    return list(await asyncio.gather(*(_with_log(host, inst, f) for f in facts)))
+    pick = with_logs if callable(with_logs) else (lambda _f: bool(with_logs))
+    window = summary_bytes or LOG_SUMMARY_BYTES
+
+    async def one(f: JobFacts) -> JobInfo:
+        return await _with_log(host, inst, f, window) if pick(f) else JobInfo(f, *job_state(f))
+
+    return list(await asyncio.gather(*(one(f) for f in facts)))
 
 
 LOG_SUMMARY_BYTES = 256 * 1024
 """How much of a log's end `jobs` reads for progress, loss and failure (logs can be GBs)."""
 
 
-async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts) -> JobInfo:
+async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts, window: int = LOG_SUMMARY_BYTES) -> JobInfo:
     from gpu_tui.services.logtail import summarize_log_tail
 
     state, failure = job_state(f)
     if not f.log_bytes:
         return JobInfo(f, state, failure)
-    res = await host.run(f"tail -c {LOG_SUMMARY_BYTES} -- {job_dir(inst, f.id)}/log 2>/dev/null", timeout=30)
-    summary = summarize_log_tail(res.stdout, from_start=f.log_bytes <= LOG_SUMMARY_BYTES)
+    res = await host.run(f"tail -c {int(window)} -- {job_dir(inst, f.id)}/log 2>/dev/null", timeout=30)
+    summary = summarize_log_tail(res.stdout, from_start=f.log_bytes <= window)
     if state == "stopped":
         failure = None  # the user asked for it
     elif state == "running":

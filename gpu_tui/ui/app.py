@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -19,11 +20,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer
-from textual.worker import Worker, WorkerCancelled
+from textual.worker import Worker, WorkerCancelled, WorkerState
 
 from gpu_tui.core.errors import GpuTuiError
-from gpu_tui.services.fleet import Fleet, InstanceView
-from gpu_tui.ui.messages import InstanceChanged
+from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
+from gpu_tui.services.jobwatch import JobFinished
+from gpu_tui.ui.job_actions import JobActions
+from gpu_tui.ui.messages import InstanceChanged, JobEnded
 from gpu_tui.ui.screens import (
     DetailScreen,
     HelpScreen,
@@ -37,11 +40,13 @@ from gpu_tui.ui.widgets import FleetBar, GpuPanel, HostPanel, InstanceTable
 
 __all__ = ["GpuTuiApp"]
 
+log = logging.getLogger(__name__)
+
 HOST_KEY_STATES = ("host key changed", "unknown host key")
 RETRY_STATES = ("offline", "auth failed", "connecting")
 
 
-class GpuTuiApp(App[str | None]):
+class GpuTuiApp(JobActions, App[str | None]):
     """Exits with None, or "demo"/"local" when the welcome screen asked for another source."""
 
     TITLE = "gpu-tui"
@@ -50,6 +55,9 @@ class GpuTuiApp(App[str | None]):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", id="help"),
         Binding("enter", "detail", "Detail", id="detail"),
+        Binding("r", "run_job", "Run", id="run_job"),
+        Binding("l", "logs", "Logs", id="logs"),
+        Binding("x", "stop_job", "Stop job", id="stop_job"),
         Binding("j", "cursor(1)", "Down", show=False),
         Binding("k", "cursor(-1)", "Up", show=False),
         Binding("K", "trust_key", "Trust key", id="trust_key"),
@@ -103,7 +111,7 @@ class GpuTuiApp(App[str | None]):
         self.fleet = Fleet(
             self.opened.hosts,
             refresh_seconds=settings.settings.refresh_seconds,
-            on_change=lambda name, _event: self.post_message(InstanceChanged(name)),
+            on_change=self._fleet_event,
             clock=self.clock,
         )
         table = self.table
@@ -114,6 +122,23 @@ class GpuTuiApp(App[str | None]):
         self.refresh_panels()
         self._fleet_worker = self.run_worker(self.fleet.run(), name="fleet", exit_on_error=False)
         self._ticker = self.set_interval(1.0, self._tick)
+
+    def _fleet_event(self, name: str, event: FleetEvent) -> None:
+        self.post_message(InstanceChanged(name))
+        if isinstance(event, JobFinished):
+            self.post_message(JobEnded(name, event.job))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # workers run with exit_on_error=False so one failed action cannot close the dashboard;
+        # what failed still reaches the log and the screen
+        if event.state is WorkerState.ERROR and event.worker.error is not None:
+            err = event.worker.error
+            log.error("worker %s failed", event.worker.name, exc_info=err)
+            self.notify(f"{event.worker.name}: {type(err).__name__}: {err}", title="internal error", severity="error")
+
+    def on_job_ended(self, message: JobEnded) -> None:
+        if not self._closing:
+            self.alert_job_ended(message.name, message.job)
 
     def _welcome_done(self, choice: str | None) -> None:
         self.exit(None if choice in (None, "quit") else choice)
@@ -191,6 +216,8 @@ class GpuTuiApp(App[str | None]):
             return True if view and view.shown_state in RETRY_STATES else None
         if action == "detail":
             return True if view is not None else None
+        if action in ("run_job", "logs", "stop_job"):
+            return self._job_check(action, view)
         return True
 
     def action_cursor(self, step: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.models import GpuSample
 from gpu_tui.core.spark import sparkline
 from gpu_tui.core.text import printable
@@ -18,7 +19,11 @@ __all__ = [
     "short_gpu_name",
     "duration",
     "gib",
+    "job_line",
+    "job_mark",
 ]
+
+JOB_MARKS = {"running": ("▶", "green"), "succeeded": ("✓", "green"), "failed": ("✗", "bold red"), "stopped": ("■", "yellow")}
 
 STATE_STYLE = {
     "online": "green",
@@ -95,4 +100,30 @@ def gpu_row(
     total = g.memory_total_mib or 0
     t.append(sparkline(mem_hist, low=0, high=total or 1, width=spark_w), style="cyan")
     t.append(gpu_tail(g).ljust(tail_w))
+    return t
+
+
+def job_mark(job: JobInfo, *, percent: bool = True) -> Text:
+    """A job's state in a few characters, for the instance row: `▶45%`, `✓`, `✗`, `■`."""
+    mark, style = JOB_MARKS.get(job.state, ("?", ""))
+    if job.failure and job.state != "stopped":
+        mark, style = "✗", "bold red"
+    if percent and job.state == "running" and job.progress_percent is not None:
+        mark += f"{job.progress_percent:.0f}%"
+    return Text(mark, style=style)
+
+
+def job_line(job: JobInfo) -> Text:
+    """`▶ train  running  45%  loss 0.523  ETA 12m05s` (remote text enters as plain text)."""
+    t = job_mark(job, percent=False)
+    t.append(f" {printable(job.name or job.id)}", style="bold")
+    t.append(f"  {job.state}")
+    if job.state == "running" and job.progress_percent is not None:
+        t.append(f"  {job.progress_percent:.0f}%")
+    if job.last_loss is not None:
+        t.append(f"  loss {job.last_loss:.4g}", style="cyan")
+    if job.state == "running" and job.eta_seconds is not None:
+        t.append(f"  ETA {duration(int(job.eta_seconds))}")
+    if job.failure:
+        t.append(f"  {printable(job.failure)}", style="red")
     return t

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
-__all__ = ["InstanceChanged"]
+from gpu_tui.core.jobs import JobInfo
+
+__all__ = ["InstanceChanged", "JobEnded"]
 
 
 @dataclass
@@ -17,3 +19,11 @@ class InstanceChanged(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, InstanceChanged) and message.name == self.name
+
+
+@dataclass
+class JobEnded(Message):
+    """A job on instance `name` finished, failed or was stopped (never coalesced: each is news)."""
+
+    name: str
+    job: JobInfo

@@ -16,7 +16,7 @@ __all__ = ["settle"]
 
 async def settle(app: GpuTuiApp, *, timeout: float = 20.0) -> None:
     """Wait until every instance has left `connecting` (online ones: a frame, or a gpu error, and a
-    CPU %, which takes two stats samples), then freeze."""
+    CPU %, which takes two stats samples, and a job listing), then freeze."""
     end = time.monotonic() + timeout
     while True:
         fleet = app.fleet
@@ -24,6 +24,7 @@ async def settle(app: GpuTuiApp, *, timeout: float = 20.0) -> None:
             v.shown_state not in ("connecting",)
             and (v.state != "online" or v.stats is not None and v.stats.cpu_percent is not None)
             and (v.state != "online" or v.gpu_error is not None or v.frame is not None)
+            and (v.state != "online" or v.jobs_listed)
             for v in fleet.views.values()
         ):
             break

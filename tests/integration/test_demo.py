@@ -13,14 +13,11 @@ from pathlib import Path
 
 import asyncssh
 import pytest
-from pydantic import SecretStr
 
 from gpu_tui.core import nvsmi
 from gpu_tui.core.errors import AuthFailed, ConfigError, HostKeyChanged, Unreachable
 from gpu_tui.core.models import GpuErrorKind
 from gpu_tui.demo import DEFAULT_PROFILES, DemoFleet, start_demo_fleet
-from gpu_tui.remote.hostkeys import KnownHosts
-from gpu_tui.remote.ssh import SshHost, SshTarget
 from gpu_tui.services import probes
 from gpu_tui.services.events import (
     ConnState,
@@ -33,6 +30,8 @@ from gpu_tui.services.events import (
 from gpu_tui.services.monitor import HostMonitor
 from gpu_tui.services.status import collect_status, sample_host
 
+from demohelp import demo_known_hosts as known_hosts
+from demohelp import demo_ssh_host as ssh_host
 from sshhelp import stats_block_times
 
 DEFAULT_NAMES = [
@@ -54,21 +53,6 @@ async def fleet(tmp_path: Path) -> AsyncIterator[DemoFleet]:
         await f.close()
 
 
-def known_hosts(tmp_path: Path, text: str) -> KnownHosts:
-    """A user file that does not exist and an app file holding `text`, as the app would write it."""
-    app_file = tmp_path / "app_known_hosts"
-    app_file.write_text(text, encoding="utf-8")
-    return KnownHosts(tmp_path / "user_known_hosts", app_file)
-
-
-def ssh_host(fleet: DemoFleet, name: str, kh: KnownHosts, *, password: str | None = None) -> SshHost:
-    inst = fleet.settings.instance(name)
-    return SshHost(
-        SshTarget(inst.name, inst.host, inst.port, inst.user),
-        known_hosts=kh,
-        password=SecretStr(password if password is not None else fleet.passwords[name]),
-        connect_timeout=5.0,
-    )
 
 
 async def wait_for(predicate: Callable[[], bool], timeout: float, step: float = 0.05) -> bool:

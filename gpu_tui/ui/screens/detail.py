@@ -36,14 +36,25 @@ PALETTE: tuple[tuple[str, str], ...] = (
 )
 
 
-def chart(title: str, series: dict[str, list[float | None]], *, ymax: float, width: int, height: int) -> Text:
-    """One plotext line chart as Rich Text, then a legend line; x is seconds ago, y fixed 0..ymax."""
+def chart(
+    title: str,
+    series: dict[str, list[float | None]],
+    *,
+    ymax: float,
+    width: int,
+    height: int,
+    xlabel: str = "seconds ago",
+    legend: bool = True,
+) -> Text:
+    """One plotext line chart as Rich Text, then a legend line; x counts back from the newest
+    value (seconds for 1 Hz histories), y is fixed 0..ymax."""
     plt.clf()
     plt.limit_size(False, False)  # size to the widget, not to the terminal plotext guesses
     plt.plotsize(max(20, width), max(6, height))
     plt.theme("clear")
-    plt.title(title)
-    legend = Text()
+    if title:
+        plt.title(title)
+    legend_text = Text()
     for n_series, (label, values) in enumerate(series.items()):
         colour, style = PALETTE[n_series % len(PALETTE)]
         n = len(values)
@@ -51,13 +62,15 @@ def chart(title: str, series: dict[str, list[float | None]], *, ymax: float, wid
         ys = [float(v) for v in values if v is not None]
         if xs:
             plt.plot(xs, ys, marker="braille", color=colour)
-        legend.append("━━ ", style=style)
-        legend.append(label + "   ")
+        legend_text.append("━━ ", style=style)
+        legend_text.append(label + "   ")
     plt.ylim(0, ymax)
-    plt.xlabel("seconds ago")
+    if xlabel:
+        plt.xlabel(xlabel)
     out = Text.from_ansi(plt.build())
-    out.append("\n")
-    out.append_text(legend)
+    if legend:
+        out.append("\n")
+        out.append_text(legend_text)
     return out
 
 

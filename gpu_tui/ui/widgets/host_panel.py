@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from gpu_tui.core.text import printable
 from gpu_tui.services.fleet import InstanceView
+from gpu_tui.ui.format import job_line
 
 __all__ = ["HostPanel"]
 
@@ -29,6 +30,17 @@ class HostPanel(Static):
                 t.append(f"RAM {(s.mem_used_mib or 0) / 1024:.1f}/{s.mem_total_mib / 1024:.1f}G  ")
             if s.disk_total_gib:
                 t.append(f"disk / {s.disk_used_gib:.0f}/{s.disk_total_gib:.0f}G")
+        if v.jobs:
+            # running jobs first, then the most recent others; at most three lines
+            running = [j for j in v.jobs if j.state == "running"]
+            rest = [j for j in v.jobs if j.state != "running"]
+            shown = (running[::-1] + rest[::-1])[:3]
+            t.append("\njobs", style="bold")
+            if len(v.jobs) > len(shown):
+                t.append(f"  ({len(v.jobs)} in all; l: logs)", style="dim")
+            for job in shown:
+                t.append("\n  ")
+                t.append_text(job_line(job))
         index_of = {g.uuid: g.index for g in (v.frame.gpus if v.frame else ())}
         if v.processes:
             hidden = sum(1 for p in v.processes if p.process_name is None)

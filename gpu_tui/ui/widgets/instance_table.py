@@ -7,7 +7,7 @@ from textual.widgets import DataTable
 
 from gpu_tui.core.cost import format_money
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.ui.format import gib, state_text
+from gpu_tui.ui.format import gib, job_mark, state_text
 
 __all__ = ["InstanceTable"]
 
@@ -15,6 +15,16 @@ COLUMNS = ("name", "state", "gpus", "util", "vram", "rate", "cost")
 LABELS = ("Instance", "State", "GPUs", "Util", "VRAM GiB", "Rate", "So far")
 # fixed widths: values grow after the first paint, and together they fit an 80-column terminal
 WIDTHS = (17, 13, 4, 4, 11, 8, 9)
+
+
+def _state_with_job(v: InstanceView, now: float) -> Text:
+    """The state word, and the current job's mark when online: `online ▶45%`, `online ✗`."""
+    t = state_text(v, now)
+    job = v.current_job
+    if job is not None and v.state == "online":
+        t.append(" ")
+        t.append_text(job_mark(job))
+    return t
 
 
 class InstanceTable(DataTable[Text]):
@@ -38,7 +48,7 @@ class InstanceTable(DataTable[Text]):
         total = sum(g.memory_total_mib or 0 for g in gpus)
         return {
             "name": Text(v.name, style="bold"),
-            "state": state_text(v, now),
+            "state": _state_with_job(v, now),
             "gpus": Text(str(len(gpus)) if gpus else "-", justify="right"),
             "util": Text(f"{sum(utils) / len(utils):.0f}%" if utils else "-", justify="right"),
             "vram": Text(f"{gib(used)}/{gib(total)}" if total else "-", justify="right"),

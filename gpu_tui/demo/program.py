@@ -1,0 +1,33 @@
+"""`Program`: what a simulated instance answers to one exec request (built by commands.plan,
+run by server.py). Its own module so the planners (commands.py, jobscripts.py) can share it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["Program", "Output", "MAX_STDIN"]
+
+Output = str | bytes
+"""Text is sent UTF-8 encoded; bytes as they are (a job's log is a byte stream)."""
+
+MAX_STDIN = 4 * 1024 * 1024
+"""More stdin than this (gpu-tui sends a few KiB: a job's command, the runner) is refused."""
+
+
+@dataclass(slots=True)
+class Program:
+    """The answer to one exec request."""
+
+    stdout: Output = ""
+    stderr: Output = ""
+    status: int = 0
+    interval: float | None = None
+    """When set: after `stdout`, write `tick(i)` every `interval` seconds until the channel closes."""
+    first_interval: float | None = None
+    """The gap between tick 0 and tick 1, when it differs from `interval`."""
+    tick: Callable[[int], Output] | None = None
+    on_stdin: Callable[[bytes], Program] | None = None
+    """When set: the command reads its stdin to the end first (the client's EOF); the answer is
+    then `on_stdin(data)`, and the rest of this Program is ignored."""

@@ -1,0 +1,95 @@
+"""Keep each instance's job list fresh for the dashboard, and say when a job ends.
+
+One short listing exec every few seconds while the instance is online (plus the end of the log
+of each running job, for progress and loss); a job seen running that is now anything else is
+reported once as `JobFinished`, which the dashboard turns into a notification and a bell.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.errors import RemoteError
+from gpu_tui.core.jobs import JobFacts, JobInfo
+from gpu_tui.remote.host import Host
+from gpu_tui.services import jobs as jobsvc
+
+__all__ = ["JobsReceived", "JobFinished", "JobWatcher", "JOB_POLL_SECONDS"]
+
+log = logging.getLogger(__name__)
+
+JOB_POLL_SECONDS = 5.0
+WATCH_SUMMARY_BYTES = 64 * 1024  # the log end read each poll per running job
+
+
+@dataclass(frozen=True, slots=True)
+class JobsReceived:
+    name: str
+    jobs: tuple[JobInfo, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class JobFinished:
+    """A job this watcher saw running has ended (succeeded, failed or stopped)."""
+
+    name: str
+    job: JobInfo
+
+
+class JobWatcher:
+    def __init__(
+        self,
+        host: Host,
+        inst: InstanceConfig,
+        emit: Callable[[JobsReceived | JobFinished], None],
+        *,
+        is_online: Callable[[], bool],
+        interval: float = JOB_POLL_SECONDS,
+    ) -> None:
+        self.host, self.inst = host, inst
+        self._emit = emit
+        self._is_online = is_online
+        self._interval = interval
+        self._poke = asyncio.Event()
+        self._states: dict[str, str] | None = None  # None until the first listing
+        self._failures = 0
+
+    def poke(self) -> None:
+        """List again now (after the user started or stopped a job)."""
+        self._poke.set()
+
+    def _wanted(self, f: JobFacts) -> bool:
+        # running jobs (progress, loss), and any job that just left the running state (failure)
+        return f.alive or (self._states or {}).get(f.id) == "running"
+
+    async def poll_once(self) -> None:
+        infos = await jobsvc.list_jobs(self.host, self.inst, with_logs=self._wanted, summary_bytes=WATCH_SUMMARY_BYTES)
+        previous = self._states
+        self._states = {i.id: i.state for i in infos}
+        self._emit(JobsReceived(self.inst.name, tuple(infos)))
+        if previous is not None:
+            for info in infos:
+                if previous.get(info.id) == "running" and info.state != "running":
+                    self._emit(JobFinished(self.inst.name, info))
+
+    async def run(self) -> None:
+        while True:
+            online = self._is_online() and self.host.connected
+            if online:
+                try:
+                    await self.poll_once()
+                    self._failures = 0
+                except RemoteError as exc:
+                    self._failures += 1
+                    # a locked-down host may refuse the listing: say so once, then quietly
+                    (log.info if self._failures == 1 else log.debug)("%s: job list: %s", self.inst.name, exc)
+            self._poke.clear()
+            try:
+                # not online yet: look again soon, so jobs show right after the first connect
+                await asyncio.wait_for(self._poke.wait(), self._interval if online else 0.5)
+            except (asyncio.TimeoutError, TimeoutError):
+                pass

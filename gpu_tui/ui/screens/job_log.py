@@ -1,0 +1,208 @@
+"""`l`: one job's live log, its loss curve and progress with ETA, finish time and projected cost.
+
+The log is read once from its end (a window, however big the file), then followed by byte
+offset over the instance's connection; after a dropped link it resumes where it stopped. Bytes
+become lines in core/logstream (progress bars collapse, escapes never reach the terminal) and
+numbers in core/logparse. However fast the job writes, the screen repaints at most 10 times a
+second: lines queue up and are written in one batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Log, Select, Static
+
+from gpu_tui.core.cost import format_money
+from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.jobs import JobInfo
+from gpu_tui.core.logparse import LogSummary
+from gpu_tui.core.logstream import LogStream
+from gpu_tui.remote.host import Host
+from gpu_tui.services import jobs as jobsvc
+from gpu_tui.services.fleet import InstanceView
+from gpu_tui.services.logtail import LogFollower
+from gpu_tui.ui.format import duration
+from gpu_tui.ui.screens.detail import chart
+
+__all__ = ["JobLogScreen", "progress_text"]
+
+MAX_LOG_LINES = 5000
+WINDOW_BYTES = 256 * 1024
+
+
+def job_label(job: JobInfo) -> str:
+    name = f" {job.name}" if job.name else ""
+    return f"{job.id}{name}  {job.state}"
+
+
+def progress_text(summary: LogSummary, view: InstanceView, now: float, currency: str, running: bool) -> Text:
+    """`45% 450/1000 · ETA 12m05s → done 14:32 · ¥12.34 by then (+¥0.40)` and the last loss."""
+    t = Text()
+    p = summary.progress
+    if p is not None:
+        if p.percent is not None:
+            t.append(f"{p.percent:.0f}%", style="bold")
+        if p.step is not None:
+            t.append(f" {p.step}" + (f"/{p.total}" if p.total else ""))
+        if p.rate_text:
+            t.append(f"  {p.rate_text}", style="dim")
+        if running and p.eta_seconds is not None:
+            finish = now + p.eta_seconds
+            t.append(f"  ETA {duration(p.eta_seconds)} → done {time.strftime('%H:%M', time.localtime(finish))}")
+            rate = view.config.hourly_rate
+            if rate:
+                more = rate * p.eta_seconds / 3600
+                so_far = view.cost_so_far(now) or 0.0
+                t.append(f"  {format_money(so_far + more, currency)} by then (+{format_money(more, currency)})", style="yellow")
+    if summary.last_loss is not None:
+        t.append(f"  loss {summary.last_loss:.4g}", style="cyan")
+    failure = summary.failure
+    if failure:
+        t.append(f"  {failure}", style="bold red")
+    return t
+
+
+class JobLogScreen(Screen[None]):
+    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
+    DEFAULT_CSS = """
+    JobLogScreen #head { height: auto; padding: 0 1; }
+    JobLogScreen #jobs { width: 100%; }
+    JobLogScreen #jobs SelectCurrent { border: none; height: 1; padding: 0 1; background: $boost; }
+    JobLogScreen #chart { height: auto; }
+    JobLogScreen Log { height: 1fr; border-top: solid $primary-darken-2; }
+    JobLogScreen #live { height: auto; max-height: 4; color: $text-muted; padding: 0 1; }
+    """
+
+    def __init__(
+        self,
+        view: InstanceView,
+        host: Host,
+        job: JobInfo,
+        *,
+        currency: str,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__()
+        self._view, self._host, self._job = view, host, job
+        self._currency, self._clock = currency, clock
+        self._pending: list[str] = []
+        self._live: tuple[str, ...] = ()
+        self._summary = LogSummary()
+        self._points_drawn = -1
+        self._shown: tuple[Text, tuple[str, ...]] | None = None
+        self._stick = True  # the first batch (the log's window) always ends at the bottom
+
+    @property
+    def job(self) -> JobInfo:
+        return self._job
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="head")
+        jobs = list(self._view.jobs) or [self._job]
+        yield Select([(job_label(j), j.id) for j in reversed(jobs)], value=self._job.id, allow_blank=False, id="jobs")
+        yield Static(id="chart")
+        yield Log(max_lines=MAX_LOG_LINES, id="log", auto_scroll=True)
+        yield Static(id="live")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(0.1, self._flush)
+        self.follow(self._job)
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        job = next((j for j in self._view.jobs if j.id == event.value), None)
+        if job is not None and job.id != self._job.id:
+            self._job = job
+            self._stick = True
+            self.query_one(Log).clear()
+            self.follow(job)
+
+    async def _wait_connected(self) -> None:
+        # the dashboard's monitor owns reconnecting; the tail only waits for it
+        while not self._host.connected:
+            await asyncio.sleep(0.5)
+
+    @work(exclusive=True, group="follow", exit_on_error=False)
+    async def follow(self, job: JobInfo) -> None:
+        self._pending, self._live, self._summary, self._points_drawn = [], (), LogSummary(), -1
+        try:
+            await self._follow(job)
+        except GpuTuiError as exc:
+            self._live = (f"cannot read this job's log: {exc.title}: {exc.message}",)
+
+    async def _follow(self, job: JobInfo) -> None:
+        inst = self._view.config
+        await self._wait_connected()
+        size, text, whole = await jobsvc.read_log_window(self._host, inst, job.id, WINDOW_BYTES)
+        if not whole:  # the window starts mid-line
+            cut = text.find("\n")
+            text = "" if cut < 0 else text[cut + 1 :]
+        stream = LogStream(max_lines=MAX_LOG_LINES)
+        self._take(stream.feed(text.encode("utf-8", "replace")))
+        follower = LogFollower(self._host, inst, job.id, offset=size, reconnect=self._wait_connected)
+        async for chunk in follower.chunks():
+            self._take(stream.feed(chunk))
+
+    def _take(self, update) -> None:  # type: ignore[no-untyped-def]
+        self._summary.consume(update)
+        self._pending.extend(update.lines)
+        self._live = update.live
+        if len(self._pending) > MAX_LOG_LINES:  # the screen keeps only this many anyway
+            del self._pending[: len(self._pending) - MAX_LOG_LINES]
+
+    def _flush(self) -> None:
+        if self._pending:
+            lines, self._pending = self._pending, []
+            log = self.query_one(Log)
+            # stick to the end unless the reader scrolled up to look at something
+            follow = log.is_vertical_scroll_end or log.line_count == 0 or self._stick
+            log.write_lines(lines, scroll_end=False)
+            if follow:
+                # after the next layout: the first batch can arrive before the Log has a size
+                log.scroll_end(animate=False, immediate=False, x_axis=False)
+            self._stick = self._stick and log.size.height == 0
+        running = self._current_state() == "running"
+        head = self._head(running)
+        if self._shown != (head, self._live):
+            self._shown = (head, self._live)
+            self.query_one("#head", Static).update(head)
+            self.query_one("#live", Static).update(Text("\n".join(self._live)))
+        points = self._summary.loss_points
+        if len(points) != self._points_drawn and len(points) >= 2:
+            self._points_drawn = len(points)
+            width = max(40, self.size.width - 4)
+            ys: list[float | None] = [v for _, v in points]
+            height = max(4, min(10, (self.size.height - 16) // 2))  # the log keeps most of the screen
+            self.query_one("#chart", Static).update(chart(
+                "", {"loss": ys}, ymax=max(v for v in ys if v is not None) * 1.05 or 1.0,
+                width=width, height=height, xlabel="", legend=False,
+            ))
+
+    def _current_state(self) -> str:
+        for j in self._view.jobs:
+            if j.id == self._job.id:
+                return j.state
+        return self._job.state
+
+    def _head(self, running: bool) -> Text:
+        j, v = self._job, self._view
+        t = Text()
+        t.append(v.name, style="bold")
+        t.append(f"  {j.id}", style="dim")
+        if j.name:
+            t.append(f"  {j.name}", style="bold cyan")
+        state = self._current_state()
+        t.append(f"  {state}", style={"running": "green", "failed": "bold red", "stopped": "yellow"}.get(state, ""))
+        cmd = str(j.facts.request.get("command") or "").replace("\n", " ; ")
+        t.append(f"\n$ {cmd[:200]}", style="dim")
+        t.append("\n")
+        t.append_text(progress_text(self._summary, v, self._clock(), self._currency, running))
+        return t

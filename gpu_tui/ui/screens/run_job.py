@@ -1,0 +1,141 @@
+"""`r`: start a detached job on the selected instance: command, working dir, conda env, name.
+
+The env list is read from the instance in the background (conda is slow to start); the form
+stays usable meanwhile. A refusal (empty command, missing directory, unknown env) is shown in
+the form, which stays open, before anything runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+
+from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.jobs import JobRequest, new_job_id
+from gpu_tui.services.conda import CondaInstall
+
+__all__ = ["RunJobScreen"]
+
+NO_ENV = "(no conda env)"
+
+
+class RunJobScreen(ModalScreen[JobRequest | None]):
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    # compact: one row per field, so the form fits an 80x24 terminal
+    DEFAULT_CSS = """
+    RunJobScreen { align: center middle; }
+    RunJobScreen > VerticalScroll { width: 80; max-width: 100%; height: auto; max-height: 100%;
+        border: thick $primary; background: $surface; padding: 0 1; }
+    RunJobScreen .row { height: 1; margin-top: 1; }
+    RunJobScreen .row > Label { width: 10; }
+    RunJobScreen Input, RunJobScreen Input:focus { border: none; height: 1; width: 1fr; padding: 0 1; }
+    RunJobScreen Input:focus { background: $boost; }
+    RunJobScreen Select { width: 1fr; }
+    RunJobScreen SelectCurrent { border: none; height: 1; padding: 0 1; }
+    RunJobScreen Checkbox { border: none; height: 1; margin-top: 1; padding: 0; }
+    RunJobScreen #error { color: $error; height: auto; }
+    RunJobScreen .buttons { height: 3; margin-top: 1; }
+    RunJobScreen Button { margin-right: 2; }
+    RunJobScreen .hint { color: $text-muted; }
+    """
+
+    def __init__(
+        self,
+        instance: str,
+        workdir: str | None,
+        load_envs: Callable[[], Awaitable[CondaInstall | None]],
+        start: Callable[[JobRequest], Awaitable[JobRequest]],
+    ) -> None:
+        super().__init__()
+        self._instance, self._workdir = instance, workdir
+        self._load_envs, self._start = load_envs, start
+        self._envs: dict[str, str] = {}
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(Text.assemble(("Run a job on ", "bold"), (self._instance, "bold cyan"),
+                                       ("  (it keeps running when you disconnect)", "dim")))
+            with Horizontal(classes="row"):
+                yield Label("Command")
+                yield Input(placeholder="python train.py --epochs 10  (one line; ; and && work)", id="command")
+            with Horizontal(classes="row"):
+                yield Label("Directory")
+                yield Input(value=self._workdir or "", placeholder="~ (the home directory)", id="cwd")
+            with Horizontal(classes="row"):
+                yield Label("Conda env")
+                yield Select([(NO_ENV, NO_ENV)], value=NO_ENV, allow_blank=False, id="env")
+            with Horizontal(classes="row"):
+                yield Label("Name")
+                yield Input(placeholder="optional: `l` and `gpu-tui logs` accept it", id="name")
+            yield Checkbox("run inside tmux (tmux attach -t gpu-tui-ID)", id="tmux")
+            yield Static("", id="error")
+            with Horizontal(classes="buttons"):
+                yield Button("Start", id="start", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#command", Input).focus()
+        self.load_envs()
+
+    @work(exclusive=True, group="envs", exit_on_error=False)
+    async def load_envs(self) -> None:
+        select = self.query_one("#env", Select)
+        select.set_options([("loading conda environments…", NO_ENV)])
+        try:
+            install = await self._load_envs()
+        except GpuTuiError as exc:
+            select.set_options([(f"{NO_ENV}: {exc.title}", NO_ENV)])
+            return
+        if install is None:
+            select.set_options([(f"{NO_ENV}: no conda on the instance", NO_ENV)])
+            return
+        self._envs = dict(install.envs)
+        select.set_options([(NO_ENV, NO_ENV)] + [(name, name) for name in sorted(self._envs)])
+        select.value = NO_ENV
+
+    def _request(self) -> JobRequest:
+        env = self.query_one("#env", Select).value
+        env_name = env if isinstance(env, str) and env != NO_ENV else None
+        return JobRequest(
+            id=new_job_id(),
+            command=self.query_one("#command", Input).value,
+            cwd=self.query_one("#cwd", Input).value.strip() or None,
+            conda_env=env_name,
+            conda_prefix=self._envs.get(env_name) if env_name else None,
+            name=self.query_one("#name", Input).value.strip() or None,
+            tmux=self.query_one("#tmux", Checkbox).value,
+        )
+
+    @work(exclusive=True, group="start", exit_on_error=False)
+    async def submit(self) -> None:
+        error = self.query_one("#error", Static)
+        req = self._request()
+        if not req.command.strip():
+            error.update("Type the command to run first.")
+            return
+        error.update(Text("starting…", style="dim"))
+        self.query_one("#start", Button).disabled = True
+        try:
+            started = await self._start(req)
+        except GpuTuiError as exc:
+            error.update(Text(f"{exc.title}: {exc.message}"))
+            return
+        finally:
+            self.query_one("#start", Button).disabled = False
+        self.dismiss(started)
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        self.submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "start":
+            self.submit()
+        else:
+            self.dismiss(None)

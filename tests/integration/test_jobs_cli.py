@@ -1,0 +1,130 @@
+"""`gpu-tui run | jobs | logs | stop` end to end: real config, real sshd, exit codes, JSON shape."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from sshhelp import run_gpu_tui
+
+pytestmark = pytest.mark.sshd
+
+JOB_KEYS = {"id", "name", "command", "conda_env", "cwd", "state", "exit_code", "started_at", "finished_at",
+            "log_path", "log_bytes", "failure", "progress", "last_loss"}
+
+
+def cli(tmp: Path, inst, *args: str, **kw):
+    return run_gpu_tui(tmp, [inst], *args, **kw)
+
+
+def wait_state(tmp: Path, inst, job_id: str, states: set[str], timeout: float = 30) -> dict:
+    end = time.monotonic() + timeout
+    while True:
+        res = cli(tmp, inst, "jobs", inst.name, "--json")
+        assert res.returncode == 0, res.stderr
+        jobs = {j["id"]: j for j in json.loads(res.stdout)["jobs"]}
+        if job_id in jobs and jobs[job_id]["state"] in states:
+            return jobs[job_id]
+        assert time.monotonic() < end, jobs.get(job_id)
+        time.sleep(0.3)
+
+
+TRAIN = r"""python3 - <<'EOF'
+import sys, time
+for step in range(1, 6):
+    print(f"step {step} | loss {1.0 / step:.3f}", flush=True)
+    sys.stdout.write(f"\r{step * 20}%|##   | {step}/5 [00:0{step}<00:0{5 - step}, 1.00it/s]")
+    sys.stdout.flush()
+    time.sleep(0.1)
+print()
+print("done")
+EOF"""
+
+
+def test_run_jobs_logs_for_a_training_script(sshd_instance, tmp_path: Path) -> None:
+    res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--name", "train", "--", TRAIN)
+    assert res.returncode == 0, res.stderr
+    job_id = res.stdout.strip()
+    job = wait_state(tmp_path, sshd_instance, job_id, {"succeeded", "failed"})
+    assert set(job) == JOB_KEYS
+    assert job["state"] == "succeeded" and job["exit_code"] == 0 and job["failure"] is None
+    assert job["name"] == "train" and job["command"] == TRAIN
+    assert job["last_loss"] == pytest.approx(0.2)
+    assert job["progress"]["percent"] == pytest.approx(100.0)
+    assert job["log_path"].endswith(f"/.gpu-tui/jobs/{job_id}/log") and job["log_path"].startswith("/")
+    assert job["started_at"].endswith("Z") and job["log_bytes"] > 0
+
+    logs = cli(tmp_path, sshd_instance, "logs", sshd_instance.name, "train", "-n", "3")
+    assert logs.returncode == 0, logs.stderr
+    lines = logs.stdout.splitlines()
+    assert lines[-1] == "done" and len(lines) == 3
+    assert "\r" not in logs.stdout  # the bar collapsed to its last state
+
+    table = cli(tmp_path, sshd_instance, "jobs", sshd_instance.name)
+    assert job_id in table.stdout and "succeeded" in table.stdout
+
+
+def test_failure_and_exit_codes(sshd_instance, tmp_path: Path) -> None:
+    res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--", "python3", "-c",
+              "import torch_missing_module_xyz")
+    job_id = res.stdout.strip()
+    job = wait_state(tmp_path, sshd_instance, job_id, {"failed"})
+    assert job["exit_code"] == 1
+    assert job["failure"] == "Traceback: ModuleNotFoundError: No module named 'torch_missing_module_xyz'"
+
+    nan = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--", "echo 'loss: 0.5'; echo 'loss: nan'")
+    job = wait_state(tmp_path, sshd_instance, nan.stdout.strip(), {"succeeded", "failed"})
+    assert (job["state"], job["failure"], job["last_loss"]) == ("succeeded", "NaN loss", None)
+
+
+def test_follow_until_the_job_ends_and_stop(sshd_instance, tmp_path: Path) -> None:
+    res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--",
+              "for i in 1 2 3 4 5; do echo tick $i; sleep 0.3; done")
+    job_id = res.stdout.strip()
+    follow = cli(tmp_path, sshd_instance, "logs", sshd_instance.name, job_id, "-f", "-n", "100")
+    assert follow.returncode == 0, follow.stderr
+    assert follow.stdout.splitlines() == [f"tick {i}" for i in range(1, 6)]  # what was there, then the rest, once
+
+    long = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--name", "forever", "--", "sleep 300")
+    assert long.returncode == 0
+    stop = cli(tmp_path, sshd_instance, "stop", sshd_instance.name, "forever")
+    assert stop.returncode == 0, stop.stderr
+    assert "stopped INT" in stop.stdout
+    job = wait_state(tmp_path, sshd_instance, long.stdout.strip(), {"stopped"})
+    assert job["failure"] is None
+
+
+def test_bad_input_is_refused_with_exit_2(sshd_instance, tmp_path: Path) -> None:
+    cases = [
+        (["run", sshd_instance.name], "nothing to run"),
+        (["run", sshd_instance.name, "--cwd", "/no/such", "--", "true"], "does not exist"),
+        (["run", sshd_instance.name, "--env", "nope", "--", "true"], "no conda env 'nope'"),
+        (["run", sshd_instance.name, "--env", "bad name", "--", "true"], "conda env name"),
+        (["run", sshd_instance.name, "--setenv", "NOEQUALS", "--", "true"], "KEY=VALUE"),
+        (["logs", sshd_instance.name, "nojob"], "no job 'nojob'"),
+        (["stop", sshd_instance.name, "nojob"], "no job 'nojob'"),
+        (["jobs", "not-an-instance"], "no instance named"),
+    ]
+    for args, message in cases:
+        res = cli(tmp_path, sshd_instance, *args)
+        assert res.returncode == 2, (args, res.stdout, res.stderr)
+        assert message in res.stderr, (args, res.stderr)
+        assert "Traceback" not in res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    listing = cli(tmp_path, sshd_instance, "jobs", sshd_instance.name, "--json")
+    assert json.loads(listing.stdout) == {"jobs": []}
+
+
+def test_run_in_a_conda_env_without_activate(sshd_instance, tmp_path: Path) -> None:
+    """conda is off PATH over SSH (as on AutoDL); the job still runs in the env's python."""
+    res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--env", "llm", "--",
+              "python", "-c", "import os, sys; print(os.environ['CONDA_DEFAULT_ENV'], sys.executable)")
+    assert res.returncode == 0, res.stderr
+    job = wait_state(tmp_path, sshd_instance, res.stdout.strip(), {"succeeded", "failed"})
+    assert job["state"] == "succeeded" and job["conda_env"] == "llm"
+    logs = cli(tmp_path, sshd_instance, "logs", sshd_instance.name, job["id"])
+    env, exe = logs.stdout.split()
+    assert env == "llm" and exe == str(sshd_instance.conda_root() / "envs" / "llm" / "bin" / "python")

@@ -1,0 +1,96 @@
+"""Jobs from the dashboard (Textual Pilot) against a real sshd: the run form, the log screen,
+stop with confirmation, and the alert when a job ends."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Log, Select, Static
+
+from gpu_tui.ui.screens.confirm import ConfirmScreen
+from gpu_tui.ui.screens.job_log import JobLogScreen
+from gpu_tui.ui.screens.run_job import NO_ENV, RunJobScreen
+
+from test_dashboard_pilot import make_app, state_of, wait_for
+
+pytestmark = pytest.mark.sshd
+
+
+def jobs_of(app, name: str):
+    return app.fleet.views[name].jobs
+
+
+async def fill_and_start(pilot, app, command: str, **fields: str) -> None:
+    await pilot.press("r")
+    assert isinstance(app.screen, RunJobScreen)
+    form = app.screen
+    form.query_one("#command", Input).value = command
+    for field, value in fields.items():
+        form.query_one(f"#{field}", Input).value = value
+    await pilot.click("#start")
+
+
+async def test_run_form_log_screen_and_the_end_alert(sshd_instance, tmp_path: Path) -> None:
+    app = make_app(tmp_path, [sshd_instance])
+    bells: list[float] = []
+    async with app.run_test(size=(100, 32)) as pilot:
+        app.bell = lambda: bells.append(time.monotonic())  # type: ignore[method-assign]
+        name = sshd_instance.name
+        await wait_for(pilot, lambda: state_of(app, name) == "online")
+        assert app.check_action("logs", ()) is None  # no jobs yet: shown disabled
+        await pilot.press("r")
+        form = app.screen
+        assert isinstance(form, RunJobScreen)
+        select = form.query_one("#env", Select)
+        await wait_for(pilot, lambda: len(select._options) > 1)  # the instance's conda envs arrived
+        assert {"base", "llm", "py311"} <= {value for _, value in select._options if value != NO_ENV}
+        select.value = "llm"
+        form.query_one("#command", Input).value = (
+            "for i in 1 2 3 4 5 6; do echo \"step $i loss 0.$i $CONDA_DEFAULT_ENV\"; sleep 0.4; done"
+        )
+        form.query_one("#name", Input).value = "train"
+        await pilot.click("#start")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RunJobScreen))
+        await wait_for(pilot, lambda: any(j.name == "train" for j in jobs_of(app, name)))
+
+        await pilot.press("l")
+        screen = app.screen
+        assert isinstance(screen, JobLogScreen)
+        log = screen.query_one(Log)
+        await wait_for(pilot, lambda: "step 6 loss 0.6 llm" in "\n".join(log.lines), timeout=20)
+        assert [line for line in log.lines if line.startswith("step")] == [f"step {i} loss 0.{i} llm" for i in range(1, 7)]
+        await wait_for(pilot, lambda: "loss 0.6" in str(screen.query_one("#head", Static).render()))
+
+        await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "succeeded", timeout=20)
+        await wait_for(pilot, lambda: bells)  # finished: bell and notification
+        await pilot.press("escape")
+        panel = app.host_panel.render_view(app.selected()).plain
+        assert "train  succeeded" in panel
+
+
+async def test_refusal_stays_in_the_form_and_stop_asks_first(sshd_instance, tmp_path: Path) -> None:
+    app = make_app(tmp_path, [sshd_instance])
+    async with app.run_test(size=(100, 32)) as pilot:
+        name = sshd_instance.name
+        await wait_for(pilot, lambda: state_of(app, name) == "online")
+        await fill_and_start(pilot, app, "echo hi", cwd="/no/such/dir")
+        form = app.screen
+        assert isinstance(form, RunJobScreen)
+        await wait_for(pilot, lambda: "does not exist" in str(form.query_one("#error", Static).render()))
+        assert jobs_of(app, name) == ()
+        await pilot.press("escape")
+
+        await fill_and_start(pilot, app, "trap 'echo bye; exit 0' INT; while :; do sleep 0.1; done", name="loop")
+        await wait_for(pilot, lambda: any(j.state == "running" for j in jobs_of(app, name)))
+        assert app.check_action("stop_job", ()) is True
+        await pilot.press("x")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")  # refusing leaves it running
+        await pilot.pause(0.3)
+        assert jobs_of(app, name)[-1].state == "running"
+        await pilot.press("x")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "stopped", timeout=20)
+        assert app.check_action("stop_job", ()) is None
