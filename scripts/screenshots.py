@@ -40,7 +40,9 @@ async def shoot(name: str, size: tuple[int, int], keys: list[str]) -> None:
     converter = shutil.which("rsvg-convert")
     if converter:
         png = (OUT / name).with_suffix(".png")
-        subprocess.run([converter, "-o", str(png), str(OUT / name)], check=True)
+        # rsvg collapses runs of spaces (columns!) unless told the text is preformatted
+        svg = (OUT / name).read_text(encoding="utf-8").replace("<svg ", '<svg xml:space="preserve" ', 1)
+        subprocess.run([converter, "-o", str(png)], input=svg.encode(), check=True)
         print(f"wrote {png}")
 
 

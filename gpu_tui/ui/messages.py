@@ -1,4 +1,4 @@
-"""Typed messages of the dashboard; the high-rate one coalesces per instance."""
+"""Typed messages of the dashboard (fleet updates are batched by the app's paint timer instead)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,7 @@ from textual.message import Message
 
 from gpu_tui.core.jobs import JobInfo
 
-__all__ = ["InstanceChanged", "JobEnded"]
-
-
-@dataclass
-class InstanceChanged(Message):
-    """Something about instance `name` changed; a newer one for the same name supersedes it."""
-
-    name: str
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, InstanceChanged) and message.name == self.name
+__all__ = ["JobEnded"]
 
 
 @dataclass

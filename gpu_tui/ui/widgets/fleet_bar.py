@@ -35,4 +35,4 @@ class FleetBar(Static):
         t.append(format_money(fleet.cost_so_far(now), self._currency), style="bold")
         if t != self._last:  # repaint only when the text changed
             self._last = t
-            self.update(t)
+            self.update(t, layout=False)  # one fixed row: never a relayout

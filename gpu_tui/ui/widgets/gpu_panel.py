@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from gpu_tui.core.text import printable
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.format import duration, gpu_row, spark_width, state_text
+from gpu_tui.ui.widgets.text_panel import TextPanel
 
 __all__ = ["GpuPanel"]
 
 
-class GpuPanel(Static):
+class GpuPanel(TextPanel):
     DEFAULT_CSS = """
     GpuPanel { height: auto; padding: 0 1; border-top: solid $primary-darken-2; }
     """
@@ -70,4 +70,4 @@ class GpuPanel(Static):
         return t
 
     def show(self, v: InstanceView | None, now: float) -> None:
-        self.update(self.render_view(v, now))
+        self.set_text(self.render_view(v, now))

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from gpu_tui.core.text import printable
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.format import job_line
+from gpu_tui.ui.widgets.text_panel import TextPanel
 
 __all__ = ["HostPanel"]
 
 
-class HostPanel(Static):
+class HostPanel(TextPanel):
     DEFAULT_CSS = """
     HostPanel { height: 1fr; padding: 0 1; border-top: solid $primary-darken-2; }
     """
@@ -57,4 +57,4 @@ class HostPanel(Static):
         return t
 
     def show(self, v: InstanceView | None) -> None:
-        self.update(self.render_view(v))
+        self.set_text(self.render_view(v))
