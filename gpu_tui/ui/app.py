@@ -95,6 +95,7 @@ class GpuTuiApp(JobActions, App[str | None]):
         # Held, not queried: App.query_one searches the screen on top, which may be a modal.
         self.fleet_bar = FleetBar(self.source.title, "¥", id="fleet-bar")
         self.table = InstanceTable("¥", id="instances")
+        self.table.on_move = self.refresh_panels  # same frame as the table's own repaint
         self.gpu_panel = GpuPanel(id="gpus")
         self.gpu_panel.show_address = self.source.show_address
         self.gpu_panel.keys.update({k: v for k, v in self._keys.items() if k in self.gpu_panel.keys})

@@ -7,7 +7,10 @@ the 1 Hz updates) cost seven times as much for the same pixels.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
 from gpu_tui.core.cost import format_money
@@ -63,6 +66,15 @@ class InstanceTable(DataTable[Text]):
         super().__init__(cursor_type="row", zebra_stripes=False, **kw)  # type: ignore[arg-type]
         self._currency = currency
         self._lines: dict[str, Text] = {}
+        self.on_move: Callable[[], None] | None = None
+        """Called as soon as the cursor moved (any key, the mouse), before the next frame: the
+        RowHighlighted message arrives a frame or two later under load, and the panels showing
+        the selection would then lag the table by that much."""
+
+    def watch_cursor_coordinate(self, old: Coordinate, new: Coordinate) -> None:
+        super().watch_cursor_coordinate(old, new)
+        if old != new and self.on_move is not None:
+            self.on_move()
 
     def on_mount(self) -> None:
         self.add_column(HEADER, key="row", width=sum(WIDTHS) + 2 * (len(WIDTHS) - 1))
