@@ -24,7 +24,7 @@ from gpu_tui.core.cost import format_money
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.logparse import LogSummary
-from gpu_tui.core.logstream import LogStream
+from gpu_tui.core.logstream import LogStream, StreamUpdate
 from gpu_tui.remote.host import Host
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.fleet import InstanceView
@@ -35,6 +35,7 @@ from gpu_tui.ui.screens.detail import chart
 __all__ = ["JobLogScreen", "progress_text"]
 
 MAX_LOG_LINES = 5000
+CHART_SECONDS = 2.0  # plotext takes tens of ms per chart: redraw the loss curve at most this often
 WINDOW_BYTES = 256 * 1024
 
 
@@ -99,6 +100,10 @@ class JobLogScreen(Screen[None]):
         self._points_drawn = -1
         self._shown: tuple[Text, tuple[str, ...]] | None = None
         self._stick = True  # the first batch (the log's window) always ends at the bottom
+        self._stream: LogStream | None = None
+        self._live_parsed = True
+        self._chart_at = 0.0
+        self._window_start = 0  # byte offset where the shown part of the log starts
 
     @property
     def job(self) -> JobInfo:
@@ -145,16 +150,23 @@ class JobLogScreen(Screen[None]):
         if not whole:  # the window starts mid-line
             cut = text.find("\n")
             text = "" if cut < 0 else text[cut + 1 :]
-        stream = LogStream(max_lines=MAX_LOG_LINES)
+        self._window_start = size - len(text.encode("utf-8", "replace"))
+        stream = self._stream = LogStream(max_lines=MAX_LOG_LINES)
         self._take(stream.feed(text.encode("utf-8", "replace")))
         follower = LogFollower(self._host, inst, job.id, offset=size, reconnect=self._wait_connected)
         async for chunk in follower.chunks():
             self._take(stream.feed(chunk))
 
-    def _take(self, update) -> None:  # type: ignore[no-untyped-def]
-        self._summary.consume(update)
+    def _take(self, update: StreamUpdate) -> None:
+        # Only finished lines are parsed here; a bar redrawn 10,000 times a second is read once
+        # per repaint, from the live rows (_flush), not once per state.
+        summary = self._summary
+        for event in update.events:
+            if event.final:
+                summary.add_line(event.text)
         self._pending.extend(update.lines)
         self._live = update.live
+        self._live_parsed = False
         if len(self._pending) > MAX_LOG_LINES:  # the screen keeps only this many anyway
             del self._pending[: len(self._pending) - MAX_LOG_LINES]
 
@@ -169,6 +181,9 @@ class JobLogScreen(Screen[None]):
                 # after the next layout: the first batch can arrive before the Log has a size
                 log.scroll_end(animate=False, immediate=False, x_axis=False)
             self._stick = self._stick and log.size.height == 0
+        if not self._live_parsed:
+            self._live_parsed = True
+            self._summary.set_live(self._live)
         running = self._current_state() == "running"
         head = self._head(running)
         if self._shown != (head, self._live):
@@ -176,7 +191,9 @@ class JobLogScreen(Screen[None]):
             self.query_one("#head", Static).update(head)
             self.query_one("#live", Static).update(Text("\n".join(self._live)))
         points = self._summary.loss_points
-        if len(points) != self._points_drawn and len(points) >= 2:
+        now = time.monotonic()
+        if len(points) != self._points_drawn and len(points) >= 2 and now - self._chart_at >= CHART_SECONDS:
+            self._chart_at = now
             self._points_drawn = len(points)
             width = max(40, self.size.width - 4)
             ys: list[float | None] = [v for _, v in points]
@@ -201,6 +218,10 @@ class JobLogScreen(Screen[None]):
             t.append(f"  {j.name}", style="bold cyan")
         state = self._current_state()
         t.append(f"  {state}", style={"running": "green", "failed": "bold red", "stopped": "yellow"}.get(state, ""))
+        if self._stream is not None:
+            # lines read since the screen opened (the window plus what followed), and the log's size
+            size = self._window_start + self._stream.bytes_fed
+            t.append(f"  {self._stream.lines_seen:,} lines, {size / 1048576:.1f} MiB", style="dim")
         cmd = str(j.facts.request.get("command") or "").replace("\n", " ; ")
         t.append(f"\n$ {cmd[:200]}", style="dim")
         t.append("\n")
