@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerState
 
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
+from gpu_tui.services.events import GpuFrameReceived, StateChanged
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.job_actions import JobActions
 from gpu_tui.ui.messages import JobEnded
@@ -83,6 +84,8 @@ class GpuTuiApp(JobActions, App[str | None]):
         self._ticker: Timer | None = None
         self._painter: Timer | None = None
         self._dirty: set[str] = set()
+        self._seen_frame: set[str] = set()
+        self._paint_soon = False
         self._enabled: tuple[bool | None, ...] = ()
         self._id_bindings = [b for b in self.BINDINGS if isinstance(b, Binding) and b.id]
         self._closing = False
@@ -136,6 +139,14 @@ class GpuTuiApp(JobActions, App[str | None]):
         # Monitors report dozens of changes a second across a fleet; rows are repainted in one
         # batch per PAINT_SECONDS (see _paint), not once per event.
         self._dirty.add(name)
+        first_frame = isinstance(event, GpuFrameReceived) and name not in self._seen_frame
+        if first_frame:
+            self._seen_frame.add(name)
+        if isinstance(event, StateChanged) or first_frame:
+            # news a user waits for (connected, dropped, the first numbers): paint now
+            if not self._paint_soon:
+                self._paint_soon = True
+                self.call_later(self._paint_now)
         if isinstance(event, JobFinished):
             self.post_message(JobEnded(name, event.job))
 
@@ -185,6 +196,10 @@ class GpuTuiApp(JobActions, App[str | None]):
         if enabled != self._enabled:
             self._enabled = enabled
             self.refresh_bindings()
+
+    def _paint_now(self) -> None:
+        self._paint_soon = False
+        self._paint()
 
     def _paint(self) -> None:
         """Repaint the rows (and the panel) of the instances that changed since the last paint."""
