@@ -3,7 +3,7 @@
 The log is read once from its end (a window, however big the file), then followed by byte
 offset over the instance's connection; after a dropped link it resumes where it stopped. Bytes
 become lines in core/logstream (progress bars collapse, escapes never reach the terminal) and
-numbers in core/logparse. However fast the job writes, the screen repaints at most 10 times a
+numbers in core/logparse. However fast the job writes, the screen repaints at most 4 times a
 second: lines queue up and are written in one batch.
 """
 
@@ -18,7 +18,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Log, Select, Static
+from textual.widgets import Footer, Log, Select
 
 from gpu_tui.core.cost import format_money
 from gpu_tui.core.errors import GpuTuiError
@@ -31,10 +31,12 @@ from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.logtail import LogFollower
 from gpu_tui.ui.format import duration
 from gpu_tui.ui.screens.detail import chart
+from gpu_tui.ui.widgets.text_panel import TextPanel
 
 __all__ = ["JobLogScreen", "progress_text"]
 
 MAX_LOG_LINES = 5000
+FLUSH_SECONDS = 0.25  # new lines reach the screen 4 times a second, however fast the job writes
 CHART_SECONDS = 2.0  # plotext takes tens of ms per chart: redraw the loss curve at most this often
 WINDOW_BYTES = 256 * 1024
 
@@ -110,16 +112,16 @@ class JobLogScreen(Screen[None]):
         return self._job
 
     def compose(self) -> ComposeResult:
-        yield Static(id="head")
+        yield TextPanel(id="head")
         jobs = list(self._view.jobs) or [self._job]
         yield Select([(job_label(j), j.id) for j in reversed(jobs)], value=self._job.id, allow_blank=False, id="jobs")
-        yield Static(id="chart")
+        yield TextPanel(id="chart")
         yield Log(max_lines=MAX_LOG_LINES, id="log", auto_scroll=True)
-        yield Static(id="live")
+        yield TextPanel(id="live")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.set_interval(0.1, self._flush)
+        self.set_interval(FLUSH_SECONDS, self._flush)
         self.follow(self._job)
 
     def on_select_changed(self, event: Select.Changed) -> None:
@@ -188,8 +190,8 @@ class JobLogScreen(Screen[None]):
         head = self._head(running)
         if self._shown != (head, self._live):
             self._shown = (head, self._live)
-            self.query_one("#head", Static).update(head)
-            self.query_one("#live", Static).update(Text("\n".join(self._live)))
+            self.query_one("#head", TextPanel).set_text(head)
+            self.query_one("#live", TextPanel).set_text(Text("\n".join(self._live)))
         points = self._summary.loss_points
         now = time.monotonic()
         if len(points) != self._points_drawn and len(points) >= 2 and now - self._chart_at >= CHART_SECONDS:
@@ -198,7 +200,7 @@ class JobLogScreen(Screen[None]):
             width = max(40, self.size.width - 4)
             ys: list[float | None] = [v for _, v in points]
             height = max(4, min(10, (self.size.height - 16) // 2))  # the log keeps most of the screen
-            self.query_one("#chart", Static).update(chart(
+            self.query_one("#chart", TextPanel).set_text(chart(
                 "", {"loss": ys}, ymax=max(v for v in ys if v is not None) * 1.05 or 1.0,
                 width=width, height=height, xlabel="", legend=False,
             ))
