@@ -37,7 +37,8 @@ __all__ = ["JobLogScreen", "progress_text"]
 
 MAX_LOG_LINES = 5000
 FLUSH_SECONDS = 0.25  # new lines reach the screen 4 times a second, however fast the job writes
-CHART_SECONDS = 2.0  # plotext takes tens of ms per chart: redraw the loss curve at most this often
+CHART_SECONDS = 2.0
+FEED_SLICE = 8192  # plotext takes tens of ms per chart: redraw the loss curve at most this often
 WINDOW_BYTES = 256 * 1024
 
 
@@ -157,7 +158,10 @@ class JobLogScreen(Screen[None]):
         self._take(stream.feed(text.encode("utf-8", "replace")))
         follower = LogFollower(self._host, inst, job.id, offset=size, reconnect=self._wait_connected)
         async for chunk in follower.chunks():
-            self._take(stream.feed(chunk))
+            # a 64 KiB read of a firehose is ~10 ms of parsing: in slices, so keys never wait that long
+            for i in range(0, len(chunk), FEED_SLICE):
+                self._take(stream.feed(chunk[i : i + FEED_SLICE]))
+                await asyncio.sleep(0)
 
     def _take(self, update: StreamUpdate) -> None:
         # Only finished lines are parsed here; a bar redrawn 10,000 times a second is read once
