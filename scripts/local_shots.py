@@ -1,9 +1,10 @@
 """Run `gpu-tui local` headless on a GPU machine and save what it shows.
 
-`python scripts/local_shots.py OUTDIR [SECONDS]`: for 80x24 and 160x45, start the local-mode
-dashboard, print the time from start to the first GPU frame on screen and the process CPU used
-while it streamed for SECONDS (default 20), and save an SVG of the screen (live, not settled,
-so history has filled for real).
+`python scripts/local_shots.py OUTDIR [SECONDS] [--job CMD]`: for 80x24 and 160x45, start the
+local-mode dashboard, print the time from start to the first GPU frame on screen and the process
+CPU used while it streamed for SECONDS (default 20), and save an SVG of the screen (live, not
+settled, so history has filled for real). With `--job CMD`, CMD is first started as a gpu-tui
+job on this machine, and the 160x45 run also saves its log screen (`l`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,22 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-async def shot(out: Path, size: tuple[int, int], seconds: float) -> None:
+async def start_job(command: str) -> None:
+    from gpu_tui.config.settings import InstanceConfig
+    from gpu_tui.core.jobs import JobRequest, new_job_id
+    from gpu_tui.remote.local import LocalHost
+    from gpu_tui.services.jobs import start_job as start
+
+    host = LocalHost("local")
+    await host.connect()
+    try:
+        req = await start(host, InstanceConfig(name="local", host="localhost"), JobRequest(id=new_job_id(), command=command, name="train"))
+    finally:
+        await host.close()
+    print(f"started job {req.id}: {command}")
+
+
+async def shot(out: Path, size: tuple[int, int], seconds: float, job: bool = False) -> None:
     app = build_app(local_source())
     t0 = time.monotonic()
     async with app.run_test(size=size) as pilot:
@@ -42,6 +58,12 @@ async def shot(out: Path, size: tuple[int, int], seconds: float) -> None:
             await pilot.press("enter")
             await pilot.pause(0.5)
             app.save_screenshot(f"local-detail-{size[0]}x{size[1]}.svg", str(out))
+            await pilot.press("escape")
+            if job:
+                await pilot.pause(6)  # the job list refreshes every 5 s
+                await pilot.press("l")
+                await pilot.pause(4)
+                app.save_screenshot(f"local-job-{size[0]}x{size[1]}.svg", str(out))
         view = next(iter(app.fleet.views.values())) if app.fleet else None
         print(
             f"{size[0]}x{size[1]}: first frame {first * 1000:.0f} ms; CPU {cpu:.1f}% of a core over {seconds:g} s;"
@@ -51,11 +73,20 @@ async def shot(out: Path, size: tuple[int, int], seconds: float) -> None:
 
 
 async def main() -> None:
-    out = Path(sys.argv[1])
-    seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 20.0
+    args = sys.argv[1:]
+    job = None
+    if "--job" in args:
+        i = args.index("--job")
+        job = args[i + 1]
+        del args[i : i + 2]
+    out = Path(args[0])
+    seconds = float(args[1]) if len(args) > 1 else 20.0
     out.mkdir(parents=True, exist_ok=True)
+    if job:
+        await start_job(job)
+        await asyncio.sleep(0.5)  # let the subprocess transports of the start finish closing
     for size in ((80, 24), (160, 45)):
-        await shot(out, size, seconds)
+        await shot(out, size, seconds, job=job is not None)
 
 
 if __name__ == "__main__":

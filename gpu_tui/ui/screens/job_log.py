@@ -227,7 +227,8 @@ class JobLogScreen(Screen[None]):
         if self._stream is not None:
             # lines read since the screen opened (the window plus what followed), and the log's size
             size = self._window_start + self._stream.bytes_fed
-            t.append(f"  {self._stream.lines_seen:,} lines, {size / 1048576:.1f} MiB", style="dim")
+            n = self._stream.lines_seen
+            t.append(f"  {n:,} line{'' if n == 1 else 's'}, {size / 1048576:.1f} MiB", style="dim")
         cmd = str(j.facts.request.get("command") or "").replace("\n", " ; ")
         t.append(f"\n$ {cmd[:200]}", style="dim")
         t.append("\n")
