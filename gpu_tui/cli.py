@@ -14,6 +14,7 @@ from pathlib import Path
 
 from gpu_tui import __version__
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from gpu_tui.commands.env_args import add_env_parser
 from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
 from gpu_tui.config.logsetup import setup_logging
 from gpu_tui.config.paths import Paths
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("names", nargs="*", metavar="NAME", help="instances to ask (default: all)")
 
     add_job_parsers(sub)
+    add_env_parser(sub)
 
     demo = sub.add_parser("demo", help="the dashboard on a simulated fleet (no account needed)")
     demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help="fleet size, 1-64")
@@ -111,6 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gpu_tui.commands.status import run_status
 
             return run_status(args, settings, paths)
+        if args.command == "env":
+            from gpu_tui.commands.env import run_env
+
+            return run_env(args, settings, paths)
         if args.command in JOB_COMMANDS:
             from gpu_tui.commands.jobs import run_job_command
 

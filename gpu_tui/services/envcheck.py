@@ -1,0 +1,82 @@
+"""Run the environment check on an instance: one shell probe, then torch/paddle in the chosen python.
+
+The probe is one `sh -c` exec of builtins and short commands (nvidia-smi, python3 --version,
+conda discovery, df, /proc/meminfo), each bounded by the command timeout; importing torch can
+take many seconds, so it is a second exec with its own timeout, in the env's own python (no
+`conda activate`). A missing tool is a failed check, never an exception.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.envcheck import RC, SECTION, EnvFacts, PyModule, parse_module, parse_probe
+from gpu_tui.core.errors import CommandTimeout
+from gpu_tui.remote.host import Host
+from gpu_tui.remote.quoting import quote, remote_path, sh_c
+from gpu_tui.services.conda import FIND_CONDA_SCRIPT, resolve_env
+
+__all__ = ["probe_script", "check_environment", "MODULE_PROBE"]
+
+DATA_DISKS = ("/root/autodl-tmp", "/root/autodl-fs")  # AutoDL's data disk and network storage
+
+# one JSON line: version, whether CUDA is usable, the CUDA it was built for; or the import error
+MODULE_PROBE = {
+    "torch": (
+        "import json\n"
+        "try:\n import torch\nexcept Exception as e:\n print(json.dumps({'error': type(e).__name__ + ': ' + str(e)}))\n"
+        "else:\n print(json.dumps({'version': torch.__version__, 'cuda_available': torch.cuda.is_available(),"
+        " 'cuda': torch.version.cuda}))\n"
+    ),
+    "paddle": (
+        "import json, importlib.util\n"
+        "if importlib.util.find_spec('paddle') is None:\n print(json.dumps({'error': 'absent'}))\n"
+        "else:\n import paddle\n print(json.dumps({'version': paddle.__version__,"
+        " 'cuda_available': paddle.device.is_compiled_with_cuda() and paddle.device.cuda.device_count() > 0}))\n"
+    ),
+}
+
+
+def probe_script(inst: InstanceConfig) -> str:
+    disks = ["/", *DATA_DISKS]
+    if inst.workdir:
+        disks.append(inst.workdir)
+    disk_words = " ".join(remote_path(d) for d in dict.fromkeys(disks))
+    return f"""
+echo "{SECTION} nvsmi"; nvidia-smi --query-gpu=name --format=csv,noheader 2>&1; echo "{RC} $?"
+echo "{SECTION} nvsmi_version"; nvidia-smi --version 2>/dev/null || nvidia-smi 2>/dev/null | head -n 5
+echo "{SECTION} python"; python3 --version 2>&1; echo "{RC} $?"
+echo "{SECTION} conda"; c=$( {FIND_CONDA_SCRIPT} ); if [ -n "$c" ]; then echo "$c"; "$c" --version 2>&1 | head -n 1; fi
+echo "{SECTION} conda_init"; for f in "$HOME/.bashrc" "$HOME/.zshrc"; do grep -qs ">>> conda initialize >>>" "$f" && echo "$f"; done
+echo "{SECTION} disks"; for p in {disk_words}; do [ -d "$p" ] && df -Pk "$p" 2>/dev/null | tail -n 1 | sed "s|^|$p |"; done
+echo "{SECTION} mem"; grep -E '^(MemTotal|MemAvailable):' /proc/meminfo
+exit 0
+"""
+
+
+async def _module(host: Host, python: str, name: str, timeout: float) -> PyModule:
+    try:
+        res = await host.run(f"{python} -c {quote(MODULE_PROBE[name])} 2>&1", timeout=timeout)
+    except CommandTimeout:
+        return PyModule(error=f"importing {name} took over {timeout:g} s")
+    return parse_module(res.stdout)
+
+
+async def check_environment(host: Host, inst: InstanceConfig, env: str | None = None, *, import_timeout: float = 90.0) -> EnvFacts:
+    """Probe the instance; with `env`, torch/paddle are checked in that conda env (InputError if
+    it does not exist), else in conda's base where conda exists, else python3 on PATH."""
+    prefix = await resolve_env(host, env) if env else None
+    res = await host.run(sh_c(probe_script(inst)), timeout=60)
+    facts = parse_probe(res.stdout)
+    if prefix:
+        python, facts.python_checked = quote(posixpath.join(prefix, "bin", "python")), f"env {env}"
+    elif facts.conda_path:
+        base = posixpath.dirname(posixpath.dirname(facts.conda_path))
+        python, facts.python_checked = quote(posixpath.join(base, "bin", "python")), "conda base"
+    else:
+        python, facts.python_checked = "python3", "python3 on PATH"
+    facts.torch = await _module(host, python, "torch", import_timeout)
+    paddle = await _module(host, python, "paddle", import_timeout)
+    facts.paddle = None if paddle.error else paddle
+    return facts
