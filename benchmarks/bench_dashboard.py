@@ -34,8 +34,8 @@ Figures:
 This is a measurement script, not a test: it prints figures and asserts nothing about time.
 Needs tmux. Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_dashboard.py --quick       # smoke: ~1 min
-    .venv/bin/python benchmarks/bench_dashboard.py               # 60 s window, ~2.5 min
+    .venv/bin/python benchmarks/bench_dashboard.py --quick       # smoke: ~40 s
+    .venv/bin/python benchmarks/bench_dashboard.py               # 60 s window, ~2 min
 
 Isolation: the dashboard gets HOME, XDG_CONFIG_HOME / XDG_DATA_HOME / XDG_STATE_HOME /
 XDG_CACHE_HOME in a temporary directory (its known_hosts, log and ssh config live there; the

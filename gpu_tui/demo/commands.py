@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_tui.demo import jobscripts
+from gpu_tui.demo import envprobe, jobscripts
 from gpu_tui.demo.program import Program
 from gpu_tui.demo.simulate import InstanceSim, format_timestamp
 from gpu_tui.services.probes import APPS_MARK, END_MARK
@@ -408,6 +408,8 @@ def plan(command: str, sim: InstanceSim) -> Program:
         script = argv[2]
         if "/proc/stat" in script:
             return _stats_probe(script, sim)
+        if envprobe.is_env_probe(script):  # before the job scripts: it embeds the conda finder
+            return envprobe.env_probe(sim, _nvidia_smi)
         job_program = jobscripts.plan_script(script, sim)
         if job_program is not None:
             return job_program
@@ -428,6 +430,11 @@ def plan(command: str, sim: InstanceSim) -> Program:
             return Program(stderr=f"sh: 1: exit: Illegal number: {argv[1]}\n", status=2)
     if prog == "hostname":
         return Program(stdout=sim.hostname + "\n")
+    if prog.startswith("python") and len(argv) >= 3 and argv[1] == "-c":
+        gpu_ok = _nvidia_smi(["--query-gpu=name", "--format=csv,noheader"], sim).status == 0
+        answer = envprobe.module_probe(argv[2], sim, gpu_ok)
+        if answer is not None:
+            return answer
     job_program = jobscripts.plan_command(argv, sim)
     if job_program is not None:
         return job_program

@@ -290,3 +290,25 @@ async def test_a_fixed_clock_gives_the_same_jobs_and_logs(tmp_path: Path) -> Non
                 await host.close()
     assert seen[0] == seen[1]
     assert seen[0][0][0].id.startswith("20270115-")  # 5160 s before the clock, in UTC
+
+
+async def test_environment_check_answers_in_the_demo(fleet: DemoFleet, tmp_path: Path) -> None:
+    from gpu_tui.core.envcheck import build_checks
+    from gpu_tui.services.envcheck import check_environment
+
+    kh = known_hosts(tmp_path, fleet.known_hosts_text)
+    results = {}
+    for name in (TRAIN, "vast-3090-broken"):
+        host = ssh_host(fleet, name, kh)
+        await host.connect()
+        try:
+            facts = await check_environment(host, fleet.settings.instance(name))
+        finally:
+            await host.close()
+        results[name] = {c.name: c for c in build_checks(facts)}
+    train = results[TRAIN]
+    assert train["nvidia-smi"].ok and "RTX 4090" in train["nvidia-smi"].detail
+    assert train["conda"].ok and train["conda init"].ok and train["torch"].ok
+    assert train["disk /root/autodl-tmp"].ok
+    broken = results["vast-3090-broken"]
+    assert not broken["nvidia-smi"].ok and not broken["torch"].ok

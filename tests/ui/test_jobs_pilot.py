@@ -94,3 +94,19 @@ async def test_refusal_stays_in_the_form_and_stop_asks_first(sshd_instance, tmp_
         await pilot.press("y")
         await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "stopped", timeout=20)
         assert app.check_action("stop_job", ()) is None
+
+
+async def test_environment_check_screen(sshd_instance, tmp_path: Path) -> None:
+    from gpu_tui.ui.screens.env_check import EnvCheckScreen
+
+    app = make_app(tmp_path, [sshd_instance])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
+        await pilot.press("c")
+        screen = app.screen
+        assert isinstance(screen, EnvCheckScreen)
+        text = lambda: str(screen.query_one("#checks", Static).render())  # noqa: E731
+        await wait_for(pilot, lambda: "to fix" in text(), timeout=60)
+        assert "nvidia-smi" in text() and "conda init bash" in text()
+        await pilot.press("escape")
+        assert not isinstance(app.screen, EnvCheckScreen)
