@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gpu_tui import __version__
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
-from gpu_tui.commands.env_args import add_env_parser
+from gpu_tui.commands.env_args import add_conda_parser, add_env_parser
 from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
 from gpu_tui.config.logsetup import setup_logging
 from gpu_tui.config.paths import Paths
@@ -44,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_job_parsers(sub)
     add_env_parser(sub)
+    add_conda_parser(sub)
 
     demo = sub.add_parser("demo", help="the dashboard on a simulated fleet (no account needed)")
     demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help="fleet size, 1-64")
@@ -113,6 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gpu_tui.commands.status import run_status
 
             return run_status(args, settings, paths)
+        if args.command == "conda":
+            from gpu_tui.commands.conda_cmd import run_conda
+
+            return run_conda(args, settings, paths)
         if args.command == "env":
             from gpu_tui.commands.env import run_env
 

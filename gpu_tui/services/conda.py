@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from dataclasses import dataclass
 
 from gpu_tui.core.errors import InputError, RemoteError
@@ -15,7 +16,19 @@ from gpu_tui.core.jobs import ENV_NAME_RE
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, sh_c
 
-__all__ = ["CondaInstall", "find_conda", "conda_envs", "resolve_env", "FIND_CONDA_SCRIPT"]
+__all__ = [
+    "CondaInstall",
+    "find_conda",
+    "conda_envs",
+    "resolve_env",
+    "FIND_CONDA_SCRIPT",
+    "check_env_name",
+    "env_pythons",
+    "create_command",
+    "remove_command",
+    "install_command",
+    "init_command",
+]
 
 # Every place FIELD_NOTES lists, in that order; the first executable one wins.
 FIND_CONDA_SCRIPT = r"""
@@ -80,12 +93,74 @@ async def conda_envs(host: Host) -> CondaInstall | None:
 
 async def resolve_env(host: Host, name: str) -> str:
     """The prefix of conda env `name`; InputError (before anything runs) if it does not exist."""
-    if not ENV_NAME_RE.match(name):
-        raise InputError(f"conda env name {name!r}: use letters, digits, '.', '_' and '-' only")
+    check_env_name(name)
     install = await conda_envs(host)
     if install is None:
         raise InputError(f"{host.name}: --env {name}: no conda found on the instance (looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, /opt/conda)")
     if name not in install.envs:
         known = ", ".join(sorted(install.envs)) or "none"
-        raise InputError(f"{host.name}: no conda env {name!r} (there are: {known}); create it first (`conda create -n {name} python=3.11` on the instance)")
+        raise InputError(f"{host.name}: no conda env {name!r} (there are: {known}); create it with `gpu-tui conda {host.name} create {name} --python 3.11`")
     return install.envs[name]
+
+
+PKG_SPEC_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(\[[A-Za-z0-9,._\-]+\])?([=<>!~]=?[A-Za-z0-9.*+!_\-]+(,[=<>!~]=?[A-Za-z0-9.*+!_\-]+)*)?$")
+PYTHON_RE = re.compile(r"^[23](\.\d{1,2}){0,2}$")
+
+
+def check_env_name(name: str) -> None:
+    if not ENV_NAME_RE.match(name):
+        raise InputError(f"conda env name {name!r}: use letters, digits, '.', '_' and '-' only")
+
+
+async def env_pythons(host: Host, install: CondaInstall) -> dict[str, str | None]:
+    """Each env's python version (None for an env without python), in one exec."""
+    script = "".join(
+        f'printf "%s\\t" {quote(name)}; if [ -x {quote(prefix)}/bin/python ]; then {quote(prefix)}/bin/python --version 2>&1 | head -n 1; else echo; fi\n'
+        for name, prefix in install.envs.items()
+    )
+    res = await host.run(sh_c(script), timeout=60)
+    out: dict[str, str | None] = {name: None for name in install.envs}
+    for line in res.stdout.splitlines():
+        name, _, version = line.partition("\t")
+        parts = version.split()
+        if name in out and len(parts) == 2 and parts[0] == "Python":
+            out[name] = parts[1]
+    return out
+
+
+def create_command(install: CondaInstall, name: str, python: str) -> str:
+    check_env_name(name)
+    if not PYTHON_RE.match(python):
+        raise InputError(f"--python {python!r}: give a version like 3.11")
+    if name in install.envs:
+        raise InputError(f"conda env {name!r} already exists ({install.envs[name]}); remove it first to recreate it")
+    # -y: a prompt would wait forever on a non-interactive channel
+    return f"{quote(install.exe)} create -n {quote(name)} python={quote(python)} -y 2>&1"
+
+
+def remove_command(install: CondaInstall, name: str) -> str:
+    check_env_name(name)
+    if name == "base":
+        raise InputError("the base env cannot be removed")
+    if name not in install.envs:
+        raise InputError(f"no conda env {name!r} (there are: {', '.join(sorted(install.envs))})")
+    return f"{quote(install.exe)} env remove -n {quote(name)} -y 2>&1"
+
+
+def install_command(install: CondaInstall, env: str, packages: list[str], *, pip: bool) -> str:
+    check_env_name(env)
+    if env not in install.envs:
+        raise InputError(f"no conda env {env!r} (there are: {', '.join(sorted(install.envs))})")
+    if not packages:
+        raise InputError("name the packages to install")
+    for pkg in packages:
+        if not PKG_SPEC_RE.match(pkg):
+            raise InputError(f"package {pkg!r}: not a package name or spec (like torch==2.4.1 or numpy>=2)")
+    words = " ".join(quote(p) for p in packages)
+    if pip:
+        return f"{quote(install.envs[env])}/bin/python -m pip install {words} 2>&1"
+    return f"{quote(install.exe)} install -n {quote(env)} -y {words} 2>&1"
+
+
+def init_command(install: CondaInstall) -> str:
+    return f"{quote(install.exe)} init bash 2>&1"

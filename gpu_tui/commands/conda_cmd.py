@@ -1,0 +1,82 @@
+"""`gpu-tui conda NAME list|create|remove|install|init`: conda envs without `conda activate`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL
+from gpu_tui.config.paths import Paths
+from gpu_tui.config.secrets import SecretStore
+from gpu_tui.config.settings import Settings
+from gpu_tui.core.errors import InputError
+from gpu_tui.core.text import printable
+from gpu_tui.remote.host import Host
+from gpu_tui.services import conda as condasvc
+from gpu_tui.services.hosts import build_ssh_host
+
+__all__ = ["run_conda"]
+
+
+async def _stream(host: Host, command: str) -> int:
+    """Print the command's output as it comes (conda's progress), return its exit status."""
+    async with host.stream(command) as lines:
+        async for line in lines:
+            print(printable(line), flush=True)
+        status = lines.exit_status
+    return 0 if status is None else status
+
+
+def _confirm(question: str) -> bool:
+    if not sys.stdin.isatty():
+        raise InputError(f"{question}: add --yes to do it without asking")
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
+async def _run(args: argparse.Namespace, host: Host) -> int:
+    install = await condasvc.conda_envs(host)
+    if install is None:
+        raise InputError(f"{host.name}: no conda found on the instance (looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda)")
+    if args.verb == "list":
+        pythons = await condasvc.env_pythons(host, install)
+        envs = [{"name": n, "path": p, "python": pythons.get(n)} for n, p in install.envs.items()]
+        if args.json:
+            print(json.dumps({"envs": envs}, ensure_ascii=False))
+        else:
+            width = max(len(e["name"] or "") for e in envs)
+            for e in envs:
+                print(f"{printable(str(e['name'])):<{width}}  python {e['python'] or '-':<8}  {printable(str(e['path']))}")
+        return EXIT_OK
+    if args.verb == "create":
+        command = condasvc.create_command(install, args.env, args.python)
+    elif args.verb == "remove":
+        command = condasvc.remove_command(install, args.env)
+        if not args.yes and not _confirm(f"remove conda env {args.env} on {host.name}"):
+            return EXIT_OK
+    elif args.verb == "install":
+        command = condasvc.install_command(install, args.env, list(args.packages), pip=args.pip)
+    else:
+        command = condasvc.init_command(install)
+    status = await _stream(host, command)
+    if status != 0:
+        sys.stderr.write(f"gpu-tui: {host.name}: conda {args.verb} failed (exit {status})\n")
+        return EXIT_PARTIAL
+    if args.verb == "init":
+        print("done: open a NEW shell on the instance for `conda activate` to work there")
+    return EXIT_OK
+
+
+def run_conda(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
+    inst = settings.instance(args.name)
+
+    async def go() -> int:
+        host = build_ssh_host(inst, settings, paths, SecretStore())
+        await host.connect()
+        try:
+            return await _run(args, host)
+        finally:
+            await host.close()
+
+    return asyncio.run(go())
