@@ -58,6 +58,7 @@ class HostMonitor:
         self._clock = clock
         self._wake = asyncio.Event()
         self.state = ConnState.CONNECTING
+        self._gpu_count: int | None = None  # learned per host; kept across reconnects
 
     def retry_now(self) -> None:
         """Skip the current wait (backoff, or a failure waiting for the user) and connect again."""
@@ -124,6 +125,11 @@ class HostMonitor:
         legacy = False
         while True:
             asm = nvsmi.FrameAssembler(clock=self._clock)
+            # Knowing the GPU count up front, the first tick is a frame as soon as its rows are
+            # in; otherwise it closes only when the next tick starts, a whole interval later.
+            if self._gpu_count is None:
+                self._gpu_count = await self._count_gpus()
+            asm.expected = self._gpu_count
             tail: list[str] = []
             got_frame = False
             try:
@@ -134,6 +140,7 @@ class HostMonitor:
                             tail = (tail + [line])[-5:]
                         if isinstance(out, GpuFrame):
                             got_frame = True
+                            self._gpu_count = len(out.gpus)
                             if error is not None:
                                 error = None
                                 self._emit(GpuErrorChanged(self.name, None))
@@ -156,6 +163,14 @@ class HostMonitor:
                 error = found
                 self._emit(GpuErrorChanged(self.name, found))
             await asyncio.sleep(GPU_RETRY_SECONDS)
+
+    async def _count_gpus(self) -> int | None:
+        try:
+            res = await self.host.run(probes.gpu_count_command(), timeout=15)
+        except RemoteError:
+            return None
+        count = sum(1 for line in res.stdout.splitlines() if line.strip().isdigit())
+        return count if res.ok and count else None
 
     async def _stats_loop(self) -> None:
         prev: CpuTimes | None = None

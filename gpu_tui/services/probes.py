@@ -13,6 +13,7 @@ from gpu_tui.remote.quoting import join, sh_c
 __all__ = [
     "gpu_stream_command",
     "gpu_once_command",
+    "gpu_count_command",
     "stats_loop_command",
     "stats_once_command",
     "APPS_MARK",
@@ -45,6 +46,12 @@ def gpu_stream_command(interval_seconds: float, *, legacy: bool = False) -> str:
     ms = max(100, int(round(interval_seconds * 1000)))
     fields = nvsmi.LEGACY_QUERY_FIELDS if legacy else nvsmi.QUERY_FIELDS
     return join(nvsmi.query_gpu_argv(ms, fields=fields)) + " 2>&1"
+
+
+def gpu_count_command() -> str:
+    """One index per GPU (`nvidia-smi --query-gpu=index`), so the stream's first tick can be
+    closed as soon as it is complete."""
+    return "nvidia-smi --query-gpu=index --format=csv,noheader 2>/dev/null"
 
 
 def gpu_once_command(*, legacy: bool = False) -> str:
