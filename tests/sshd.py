@@ -88,6 +88,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import fcntl
+import functools
 import importlib.machinery
 import importlib.util
 import os
@@ -233,36 +234,23 @@ def resolve_capture(name: str | None) -> str:
     return hits[0]
 
 
-_fake_module: Any = None
+@functools.cache
+def _load_fake(file: str, module_name: str) -> Any:
+    loader = importlib.machinery.SourceFileLoader(module_name, str(FAKES_DIR / file))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 def fake_nvsmi_module() -> Any:
     """tests/fakes/nvidia-smi loaded as a module (its capture parser, FAILURES, ...)."""
-    global _fake_module
-    if _fake_module is None:
-        path = str(FAKES_DIR / "nvidia-smi")
-        loader = importlib.machinery.SourceFileLoader("gpu_tui_fake_nvidia_smi", path)
-        spec = importlib.util.spec_from_loader(loader.name, loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
-        _fake_module = module
-    return _fake_module
-
-
-_conda_module: Any = None
+    return _load_fake("nvidia-smi", "gpu_tui_fake_nvidia_smi")
 
 
 def fake_conda_module() -> Any:
     """tests/fakes/conda loaded as a module (make_prefix, read_packages, parse_spec, ...)."""
-    global _conda_module
-    if _conda_module is None:
-        path = str(FAKES_DIR / "conda")
-        loader = importlib.machinery.SourceFileLoader("gpu_tui_fake_conda", path)
-        spec = importlib.util.spec_from_loader(loader.name, loader)
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
-        _conda_module = module
-    return _conda_module
+    return _load_fake("conda", "gpu_tui_fake_conda")
 
 
 def capture_query_gpu(capture: str | None = None) -> dict[str, tuple[str, str]]:
