@@ -17,13 +17,14 @@ from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.jobs import JobInfo, JobRequest, new_job_id
+from gpu_tui.core.logtext import tail_lines
 from gpu_tui.core.text import printable
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import command_line
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.conda import resolve_env
 from gpu_tui.services.hosts import build_ssh_host
-from gpu_tui.services.logtail import LogFollower, tail_lines
+from gpu_tui.services.logtail import LogFollower
 
 __all__ = ["run_job_command", "jobs_json"]
 

@@ -30,6 +30,7 @@ from gpu_tui.core.jobs import (
     new_job_id,
     parse_job_listing,
 )
+from gpu_tui.core.logtext import summarize
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, remote_path, sh_c
 
@@ -249,13 +250,11 @@ LOG_SUMMARY_BYTES = 256 * 1024
 
 
 async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts, window: int = LOG_SUMMARY_BYTES) -> JobInfo:
-    from gpu_tui.services.logtail import summarize_log_tail
-
     state, failure = job_state(f)
     if not f.log_bytes:
         return JobInfo(f, state, failure)
     res = await host.run(f"tail -c {int(window)} -- {job_dir(inst, f.id)}/log 2>/dev/null", timeout=30)
-    summary = summarize_log_tail(res.stdout, from_start=f.log_bytes <= window)
+    summary = summarize(res.stdout, from_start=f.log_bytes <= window)
     if state == "stopped":
         failure = None  # the user asked for it
     elif state == "running":

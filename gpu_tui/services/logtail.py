@@ -10,46 +10,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import ConnectionLost, RemoteError
-from gpu_tui.core.logparse import LogSummary
 from gpu_tui.core.logstream import LogStream
 from gpu_tui.remote.backoff import backoff_delay
 from gpu_tui.remote.host import Host
 from gpu_tui.services import jobs as jobsvc
 
-__all__ = ["LogFollower", "tail_lines", "lines_of", "summarize_log_tail"]
+__all__ = ["LogFollower"]
 
 log = logging.getLogger(__name__)
-
-
-def lines_of(text: str, *, from_start: bool) -> list[str]:
-    """The display lines of a log's text (progress bars collapsed). A window that does not start
-    at the log's beginning starts mid-line: that first partial line is dropped."""
-    if not from_start:
-        cut = text.find("\n")
-        text = "" if cut < 0 else text[cut + 1 :]
-    stream = LogStream(max_lines=1_000_000)
-    stream.feed(text.encode("utf-8", "replace"))
-    stream.close()
-    return list(stream.lines)
-
-
-def summarize_log_tail(text: str, *, from_start: bool) -> LogSummary:
-    """Progress, losses and failure read from (the end of) a log."""
-    if not from_start:
-        cut = text.find("\n")
-        text = "" if cut < 0 else text[cut + 1 :]
-    stream = LogStream(max_lines=64)
-    summary = LogSummary()
-    summary.consume(stream.feed(text.encode("utf-8", "replace")))
-    summary.consume(stream.close())
-    return summary
-
-
-def tail_lines(text: str, n: int, *, from_start: bool) -> list[str]:
-    """The last `n` display lines of a log's text (see lines_of)."""
-    if n <= 0:
-        return []
-    return lines_of(text, from_start=from_start)[-n:]
 
 
 class LogFollower:

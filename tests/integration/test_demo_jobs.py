@@ -16,12 +16,13 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.jobs import JobInfo, JobRequest
 from gpu_tui.core.logparse import OOM
+from gpu_tui.core.logtext import lines_of
 from gpu_tui.demo import DemoFleet, start_demo_fleet
 from gpu_tui.demo.jobs import wants_oom
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.conda import conda_envs, find_conda, resolve_env
-from gpu_tui.services.logtail import LogFollower, lines_of
+from gpu_tui.services.logtail import LogFollower
 
 from demohelp import demo_known_hosts as known_hosts
 from demohelp import demo_ssh_host as ssh_host

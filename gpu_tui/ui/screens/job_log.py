@@ -25,6 +25,7 @@ from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.logparse import LogSummary
 from gpu_tui.core.logstream import LogStream, StreamUpdate
+from gpu_tui.core.logtext import whole_lines
 from gpu_tui.remote.host import Host
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.fleet import InstanceView
@@ -150,9 +151,7 @@ class JobLogScreen(Screen[None]):
         inst = self._view.config
         await self._wait_connected()
         size, text, whole = await jobsvc.read_log_window(self._host, inst, job.id, WINDOW_BYTES)
-        if not whole:  # the window starts mid-line
-            cut = text.find("\n")
-            text = "" if cut < 0 else text[cut + 1 :]
+        text = whole_lines(text, from_start=whole)
         self._window_start = size - len(text.encode("utf-8", "replace"))
         stream = self._stream = LogStream(max_lines=MAX_LOG_LINES)
         self._take(stream.feed(text.encode("utf-8", "replace")))
