@@ -72,6 +72,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from procfs import cpu_model, machine_cpu, proc_cpu_ticks, proc_mem_mib, proc_wchar  # noqa: E402  (benchmarks/)
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 COLS, ROWS = 160, 45
 HEADING = re.compile(r"^\s*(\S+)  root@127\.0\.0\.1:\d+  ")
@@ -185,43 +187,6 @@ def _orphan_cleanup(args: argparse.Namespace) -> None:
 
 
 # ------------------------------------------------------------------------------ measuring
-
-
-def proc_cpu_ticks(pid: int) -> int:
-    """utime+stime+cutime+cstime of one process (all its threads), in clock ticks."""
-    with open(f"/proc/{pid}/stat", "rb") as f:
-        raw = f.read()
-    fields = raw[raw.rindex(b")") + 2 :].split()
-    return int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
-
-
-def proc_wchar(pid: int) -> int:
-    """Bytes the process has passed to write-like syscalls (terminal output, plus its SSH sockets)."""
-    with open(f"/proc/{pid}/io") as f:
-        for line in f:
-            if line.startswith("wchar:"):
-                return int(line.split()[1])
-    return 0
-
-
-def proc_mem_mib(pid: int) -> tuple[float, float]:
-    """(VmRSS, VmHWM) in MiB."""
-    rss = hwm = 0.0
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                rss = int(line.split()[1]) / 1024
-            elif line.startswith("VmHWM:"):
-                hwm = int(line.split()[1]) / 1024
-    return rss, hwm
-
-
-def machine_cpu() -> tuple[int, int]:
-    """(busy, total) jiffies of the whole machine from /proc/stat."""
-    with open("/proc/stat") as f:
-        vals = [int(x) for x in f.readline().split()[1:]]
-    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)
-    return sum(vals[:8]) - idle, sum(vals[:8])
 
 
 def pct(values: list[float], q: float) -> float:
@@ -626,12 +591,7 @@ def _log_problems(path: Path) -> int:
 
 
 def machine_info() -> dict[str, Any]:
-    model = ""
-    with contextlib.suppress(OSError):
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+    model = cpu_model()
     import asyncssh
     import textual
 

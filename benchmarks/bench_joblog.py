@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from procfs import proc_cpu_ticks, proc_mem_mib
+
 REPO = Path(__file__).resolve().parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -60,20 +62,6 @@ while n < total:
         time.sleep(behind)
 out.write("\ndone\n")
 '''
-
-
-def cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def rss_mib(pid: int) -> tuple[float, float]:
-    vals = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            vals[key] = int(rest.split()[0]) / 1024
-    return vals.get("VmRSS", 0.0), vals.get("VmHWM", 0.0)
 
 
 class Tmux:
@@ -148,9 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         pid = int(tmux("display-message", "-p", "-t", "bench", "#{pane_pid}").strip())
         wait(lambda: "▶" in tmux.screen(), 30, "the job on the dashboard")
         tmux("send-keys", "-t", "bench", "l")
-        wait(lambda: "firehose" in tmux.screen() and "lines," in tmux.screen(), 15, "the log screen")
+        wait(lambda: "firehose" in tmux.screen() and re.search(r"[\d,]+ lines?, ", tmux.screen()) is not None, 15, "the log screen")
         (home / "go").touch()
-        c0, t0 = cpu_ticks(pid), time.monotonic()
+        c0, t0 = proc_cpu_ticks(pid, children=False), time.monotonic()
         lat: list[float] = []
         end = t0 + args.seconds
         showing = False
@@ -167,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
                     raise RuntimeError("help screen did not toggle")
             lat.append(1000 * (time.monotonic() - ts))
             showing = want
-        c1, t1 = cpu_ticks(pid), time.monotonic()
-        rss, peak = rss_mib(pid)
+        c1, t1 = proc_cpu_ticks(pid, children=False), time.monotonic()
+        rss, peak = proc_mem_mib(pid)
         if showing:
             tmux("send-keys", "-t", "bench", "?")
         log = home / ".gpu-tui" / "jobs" / job_id / "log"
@@ -177,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         size = log.stat().st_size
 
         def shown_lines() -> int | None:
-            m = re.search(r"([\d,]+) lines, ([\d.]+) MiB", tmux.screen())
+            m = re.search(r"([\d,]+) lines?, ([\d.]+) MiB", tmux.screen())
             return int(m[1].replace(",", "")) if m else None
 
         try:

@@ -63,6 +63,7 @@ for p in (str(REPO), str(TESTS)):
 import asyncssh  # noqa: E402
 
 import sshd as sshd_lib  # noqa: E402  (tests/sshd.py)
+from procfs import cpu_model  # noqa: E402  (benchmarks/)
 from sshhelp import ssh_host  # noqa: E402  (tests/sshhelp.py)
 
 from gpu_tui.core import nvsmi  # noqa: E402
@@ -646,12 +647,7 @@ def report(results: list[dict[str, Any]]) -> list[str]:
 
 
 def machine_info() -> dict[str, Any]:
-    model = ""
-    with contextlib.suppress(OSError):
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
+    model = cpu_model()
     sshd_v = subprocess.run([sshd_lib.SSHD, "-V"], capture_output=True, text=True).stderr.strip()
     return {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
