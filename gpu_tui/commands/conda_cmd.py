@@ -12,21 +12,31 @@ from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import Settings
 from gpu_tui.core.errors import InputError
-from gpu_tui.core.text import printable
+from gpu_tui.core.text import human_bytes, printable
 from gpu_tui.remote.host import Host
 from gpu_tui.services import conda as condasvc
 from gpu_tui.services.hosts import build_ssh_host
+from gpu_tui.services.killable import Killable
 
 __all__ = ["run_conda"]
 
+EXIT_INTERRUPTED = 130
+"""Ctrl+C, as a shell reports it (128 + SIGINT)."""
+
 
 async def _stream(host: Host, command: str) -> int:
-    """Print the command's output as it comes (conda's progress), return its exit status."""
-    async with host.stream(command) as lines:
-        async for line in lines:
+    """Print the command's output as it comes (conda's progress), return its exit status.
+
+    Ctrl+C kills conda on the instance too: closing the channel alone would leave it running."""
+    proc = Killable(host, command)
+    try:
+        async for line in proc.lines():
             print(printable(line), flush=True)
-        status = lines.exit_status
-    return 0 if status is None else status
+    except asyncio.CancelledError:
+        stopped = await proc.cancel()
+        sys.stderr.write(f"gpu-tui: {host.name}: cancelled; " + ("conda stopped\n" if stopped else "conda may still be running\n"))
+        return EXIT_INTERRUPTED
+    return 0 if proc.exit_status is None else proc.exit_status
 
 
 def _confirm(question: str) -> bool:
@@ -40,14 +50,19 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
     if install is None:
         raise InputError(f"{host.name}: no conda found on the instance (looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda)")
     if args.verb == "list":
-        pythons = await condasvc.env_pythons(host, install)
-        envs = [{"name": n, "path": p, "python": pythons.get(n)} for n, p in install.envs.items()]
+        pythons, sizes = await asyncio.gather(condasvc.env_pythons(host, install), condasvc.env_sizes(host, install))
+        envs = [
+            {"name": n, "path": p, "python": pythons.get(n), "size_bytes": sizes.get(n)} for n, p in install.envs.items()
+        ]
         if args.json:
             print(json.dumps({"envs": envs}, ensure_ascii=False))
         else:
             width = max(len(e["name"] or "") for e in envs)
             for e in envs:
-                print(f"{printable(str(e['name'])):<{width}}  python {e['python'] or '-':<8}  {printable(str(e['path']))}")
+                print(
+                    f"{printable(str(e['name'])):<{width}}  python {e['python'] or '-':<8}  "
+                    f"{human_bytes(e['size_bytes']):>9}  {printable(str(e['path']))}"
+                )
         return EXIT_OK
     if args.verb == "create":
         command = condasvc.create_command(install, args.env, args.python)
@@ -60,6 +75,8 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
     else:
         command = condasvc.init_command(install)
     status = await _stream(host, command)
+    if status == EXIT_INTERRUPTED:
+        return status
     if status != 0:
         sys.stderr.write(f"gpu-tui: {host.name}: conda {args.verb} failed (exit {status})\n")
         return EXIT_PARTIAL

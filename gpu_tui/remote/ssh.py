@@ -70,6 +70,10 @@ class _SshLines(LineStream):
 
     async def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
         async for line in self._process.stdout:
+            if not line:
+                # asyncssh's iterator hands out readline()'s '' when EOF arrives while it waits;
+                # a real empty line is "\n".
+                break
             yield line.rstrip("\r\n")
 
     @property

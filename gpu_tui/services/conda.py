@@ -6,11 +6,11 @@ even though it works in the user's terminal (FIELD_NOTES.md): look where install
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from dataclasses import dataclass
 
+from gpu_tui.core.condaenvs import env_names, parse_env_list_json, parse_env_list_text
 from gpu_tui.core.errors import InputError, RemoteError
 from gpu_tui.core.jobs import ENV_NAME_RE
 from gpu_tui.remote.host import Host
@@ -24,6 +24,7 @@ __all__ = [
     "FIND_CONDA_SCRIPT",
     "check_env_name",
     "env_pythons",
+    "env_sizes",
     "create_command",
     "remove_command",
     "install_command",
@@ -63,32 +64,25 @@ async def find_conda(host: Host) -> str | None:
     return path or None
 
 
-def _env_names(prefixes: list[str], root: str) -> dict[str, str]:
-    envs: dict[str, str] = {}
-    for prefix in prefixes:
-        prefix = prefix.rstrip("/")
-        if prefix == root:
-            envs["base"] = prefix
-        else:
-            envs.setdefault(posixpath.basename(prefix), prefix)
-    return envs
-
-
 async def conda_envs(host: Host) -> CondaInstall | None:
-    """conda and its environments (`conda env list --json`), or None where there is no conda."""
+    """conda and its environments, or None where there is no conda.
+
+    `conda env list --json` first; its text form when the JSON is unreadable (a plugin or an
+    activation script printing to stdout breaks it)."""
     exe = await find_conda(host)
     if exe is None:
         return None
-    res = await host.run(f"{quote(exe)} env list --json", timeout=60)
-    try:
-        data = json.loads(res.stdout) if res.ok else None
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or not isinstance(data.get("envs"), list):
-        raise RemoteError(f"{host.name}: `conda env list --json` gave no environment list ({res.stderr.strip()[:200]})")
-    prefixes = [p for p in data["envs"] if isinstance(p, str)]
     root = posixpath.dirname(posixpath.dirname(exe))
-    return CondaInstall(exe=exe, envs=_env_names(prefixes, root))
+    res = await host.run(f"{quote(exe)} env list --json", timeout=60)
+    prefixes = parse_env_list_json(res.stdout) if res.ok else None
+    if prefixes is None:
+        text = await host.run(f"{quote(exe)} env list", timeout=60)
+        entries = parse_env_list_text(text.stdout) if text.ok else []
+        if not entries:
+            why = (res.stderr or text.stderr).strip()[:200] or "no output"
+            raise RemoteError(f"{host.name}: `conda env list` gave no environment list ({why})")
+        prefixes = [e.prefix for e in entries]
+    return CondaInstall(exe=exe, envs=env_names(prefixes, root))
 
 
 async def resolve_env(host: Host, name: str) -> str:
@@ -125,6 +119,25 @@ async def env_pythons(host: Host, install: CondaInstall) -> dict[str, str | None
         parts = version.split()
         if name in out and len(parts) == 2 and parts[0] == "Python":
             out[name] = parts[1]
+    return out
+
+
+async def env_sizes(host: Host, install: CondaInstall, *, timeout: float = 120) -> dict[str, int | None]:
+    """Each env's size on disk in bytes (None where `du` could not tell), in one exec.
+
+    base is measured without `envs/` and `pkgs/` (the other envs and the package cache) where
+    `du --exclude` exists; hard links shared between envs count in the first env measured."""
+    lines = []
+    for name, prefix in install.envs.items():
+        q = quote(prefix)
+        du = f"du -sk --exclude={q}/envs --exclude={q}/pkgs {q} 2>/dev/null || du -sk {q}" if name == "base" else f"du -sk {q}"
+        lines.append(f'printf "%s\\t" {quote(name)}; ({du}) 2>/dev/null | head -n 1 | cut -f 1; true\n')
+    res = await host.run(sh_c("".join(lines)), timeout=timeout)
+    out: dict[str, int | None] = {name: None for name in install.envs}
+    for line in res.stdout.splitlines():
+        name, _, kib = line.partition("\t")
+        if name in out and kib.strip().isdigit():
+            out[name] = int(kib.strip()) * 1024
     return out
 
 

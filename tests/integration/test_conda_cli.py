@@ -23,6 +23,9 @@ def test_list_create_install_remove_init(sshd_instance, tmp_path: Path) -> None:
     assert set(envs) == {"base", "llm", "py311"}
     assert envs["base"]["path"] == str(sshd_instance.conda_root())
     assert all(e["python"] and e["python"].count(".") == 2 for e in envs.values())
+    assert all(isinstance(e["size_bytes"], int) and e["size_bytes"] > 0 for e in envs.values())
+    text = conda(tmp_path, sshd_instance, "list")
+    assert text.returncode == 0 and "KiB" in text.stdout and "py311" in text.stdout
 
     made = conda(tmp_path, sshd_instance, "create", "exp", "--python", "3.11")
     assert made.returncode == 0, made.stderr

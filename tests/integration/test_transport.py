@@ -135,3 +135,16 @@ async def test_sample_without_nvidia_smi_is_no_gpu(sshd_instance, tmp_path: Path
     st = await sample_host(ssh_host(sshd_instance, tmp_path), 0.1)
     assert st.online and st.gpu_error is not None and st.gpu_error.kind == GpuErrorKind.NOT_FOUND
     assert st.gpus == [] and st.stats is not None and st.stats.uptime_seconds is not None
+
+
+async def test_streamed_lines_are_exactly_the_output(sshd_instance, tmp_path: Path) -> None:
+    # asyncssh's line iterator ends with a spurious '' when EOF comes while it waits.
+    host = ssh_host(sshd_instance, tmp_path)
+    await host.connect()
+    try:
+        for _ in range(5):
+            async with host.stream("printf 'a\\n\\nb\\n'; printf 'err\\n' >&2") as lines:
+                got = [line async for line in lines]
+            assert sorted(got) == sorted(["a", "", "b", "err"]), got
+    finally:
+        await host.close()
