@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -107,3 +108,18 @@ def run_gpu_tui(
         [sys.executable, "-m", "gpu_tui", "--config", str(cfg_file), *args],
         capture_output=True, text=True, env=env, timeout=timeout,
     )
+
+
+def conda_processes(env: str) -> list[int]:
+    """pids on this machine running a (fake) conda create of `env`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if any(a.endswith(b"/bin/conda") for a in argv) and b"create" in argv and env.encode() in argv:
+            found.append(int(entry))
+    return found

@@ -6,6 +6,7 @@ asyncssh has no reconnect of its own; the monitor service loops over `connect()`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -44,8 +45,29 @@ class SshTarget:
         port: int = 22,
         user: str = "root",
         identity_file: str | None = None,
+        app_key: Path | None = None,
     ) -> None:
         self.name, self.host, self.port, self.user, self.identity_file = name, host, port, user, identity_file
+        self.app_key = app_key
+        """gpu-tui's own key, offered after the user's keys when it exists."""
+
+
+DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
+"""The keys OpenSSH offers by default; listed again when the app key is added to them."""
+
+
+def _loadable_keys(paths: list[Path]) -> list[asyncssh.SSHKeyPair]:
+    """The key pairs among `paths` that load without a passphrase, as asyncssh's own default
+    key loading does (an encrypted ~/.ssh/id_rsa must not break the login)."""
+    pairs: list[asyncssh.SSHKeyPair] = []
+    for path in paths:
+        if not path.is_file():
+            continue
+        try:
+            pairs += asyncssh.load_keypairs([str(path)])
+        except (OSError, asyncssh.KeyImportError) as exc:
+            log.info("key %s not used: %s", path, exc)
+    return pairs
 
 
 class _Client(asyncssh.SSHClient):
@@ -64,6 +86,10 @@ class _Client(asyncssh.SSHClient):
             self.lost.set_result(exc)
 
 
+EXIT_STATUS_WAIT = 5.0
+"""After a stream's output ended, how long to wait for its exit status."""
+
+
 class _SshLines(LineStream):
     def __init__(self, process: asyncssh.SSHClientProcess) -> None:
         self._process = process
@@ -75,6 +101,9 @@ class _SshLines(LineStream):
                 # a real empty line is "\n".
                 break
             yield line.rstrip("\r\n")
+        # EOF on stdout comes before the exit status: wait for it, so exit_status is set.
+        with contextlib.suppress(asyncio.TimeoutError, TimeoutError, asyncssh.Error, OSError):
+            await asyncio.wait_for(self._process.wait_closed(), EXIT_STATUS_WAIT)
 
     @property
     def exit_status(self) -> int | None:
@@ -102,6 +131,8 @@ class _SshBytes(ByteStream):
             if not chunk:
                 if self._lost.done():
                     raise ConnectionLost(f"{self._name}: connection lost")
+                with contextlib.suppress(asyncio.TimeoutError, TimeoutError, asyncssh.Error, OSError):
+                    await asyncio.wait_for(self._process.wait_closed(), EXIT_STATUS_WAIT)
                 return
             yield chunk
 
@@ -157,8 +188,14 @@ class SshHost(Host):
             known_hosts=self._known_hosts.lookup,
             config=[str(self._ssh_config)] if self._ssh_config and self._ssh_config.is_file() else None,
         )
-        if t.identity_file:
-            opts["client_keys"] = [str(Path(t.identity_file).expanduser())]
+        keys: list[object] = [str(Path(t.identity_file).expanduser())] if t.identity_file else []
+        if t.app_key is not None and t.app_key.is_file():
+            if not keys:  # an explicit client_keys replaces asyncssh's defaults: keep them
+                ssh_dir = Path.home() / ".ssh"
+                keys = _loadable_keys([ssh_dir / k for k in DEFAULT_KEYS])
+            keys += _loadable_keys([t.app_key])
+        if keys:
+            opts["client_keys"] = keys
         if self._password is not None:
             opts["password"] = self._password.get_secret_value()
             # a password host with many agent keys hits "Too many authentication failures"
@@ -205,6 +242,13 @@ class SshHost(Host):
             fp,
             line,
         )
+
+    def server_key_line(self) -> str | None:
+        """The connected server's host key as a known_hosts key (`ssh-ed25519 AAAA...`)."""
+        if self._conn is None:
+            return None
+        key = self._conn.get_server_host_key()
+        return key.export_public_key("openssh").decode().strip() if key is not None else None
 
     def trust_presented_key(self, key_line: str) -> None:
         """Record a key the user accepted (see HostKeyUnknown/HostKeyChanged.key_line)."""
@@ -254,6 +298,34 @@ class SshHost(Host):
             try:
                 assert self._client is not None
                 yield _SshBytes(process, self._client.lost, self.name)
+            finally:
+                process.close()
+
+    @asynccontextmanager
+    async def open_terminal(
+        self,
+        command: str | None,
+        *,
+        term_type: str | None = None,
+        term_size: tuple[int, int] | None = None,
+        term_modes: dict[int, int] | None = None,
+    ) -> AsyncIterator[asyncssh.SSHClientProcess[bytes]]:
+        """A process with raw byte stdin/stdout/stderr, for `gpu-tui ssh`: `command` None is the
+        login shell; with `term_type` it runs on a pty of `term_size` (columns, rows)."""
+        conn = self._require()
+        async with self._channels:
+            try:
+                process = await conn.create_process(
+                    command,
+                    encoding=None,
+                    term_type=term_type,
+                    term_size=term_size,
+                    term_modes=term_modes if term_modes is not None else (),
+                )
+            except (asyncssh.Error, OSError) as exc:
+                raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
+            try:
+                yield process
             finally:
                 process.close()
 

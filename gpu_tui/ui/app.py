@@ -28,6 +28,7 @@ from gpu_tui.services.events import GpuFrameReceived, StateChanged
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.job_actions import JobActions
 from gpu_tui.ui.messages import JobEnded
+from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
 from gpu_tui.ui.screens import (
     DetailScreen,
@@ -64,6 +65,7 @@ class GpuTuiApp(JobActions, App[str | None]):
         Binding("l", "logs", "Logs", id="logs"),
         Binding("x", "stop_job", "Stop job", id="stop_job"),
         Binding("c", "check", "Check", id="check"),
+        Binding("e", "conda", "Conda", id="conda"),
         Binding("j", "cursor(1)", "Down", show=False),
         Binding("k", "cursor(-1)", "Up", show=False),
         Binding("K", "trust_key", "Trust key", id="trust_key"),
@@ -256,7 +258,7 @@ class GpuTuiApp(JobActions, App[str | None]):
             return True if view is not None else None
         if action in ("run_job", "logs", "stop_job"):
             return self._job_check(action, view)
-        if action == "check":
+        if action in ("check", "conda"):
             return True if view is not None and view.state == "online" else None
         return True
 
@@ -274,6 +276,11 @@ class GpuTuiApp(JobActions, App[str | None]):
         view = self.selected()
         if view is not None and self.fleet is not None:
             self.push_screen(EnvCheckScreen(view.config, self.fleet.hosts[view.name]))
+
+    def action_conda(self) -> None:
+        view = self.selected()
+        if view is not None and self.fleet is not None:
+            self.push_screen(CondaScreen(view.config, self.fleet.hosts[view.name]))
 
     def action_help(self) -> None:
         rows: list[tuple[str, str, str]] = [("up/down j/k", "", "select instance")]

@@ -15,24 +15,9 @@ import pytest
 from gpu_tui.services import conda as condasvc
 from gpu_tui.services.killable import Killable
 
-from sshhelp import config_text, ssh_host
+from sshhelp import conda_processes, config_text, ssh_host
 
 pytestmark = pytest.mark.sshd
-
-
-def conda_processes(env: str) -> list[int]:
-    """pids on this machine running a (fake) conda create of `env`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if any(a.endswith(b"/bin/conda") for a in argv) and b"create" in argv and env.encode() in argv:
-            found.append(int(entry))
-    return found
 
 
 async def test_cancel_kills_a_create_on_the_instance(sshd_instance, tmp_path: Path) -> None:

@@ -1,0 +1,251 @@
+"""`e`: the selected instance's conda envs (python, size, path) and what can be done to them.
+
+Create, install, remove and `conda init` stream conda's output into the screen as it prints;
+`x` cancels one by killing conda on the instance (services/killable.py), and leaving the screen
+while one runs asks first. The list is re-read after every operation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Log, Static
+
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.text import human_bytes, printable
+from gpu_tui.remote.host import Host
+from gpu_tui.services import conda as condasvc
+from gpu_tui.services.conda import CondaInstall
+from gpu_tui.services.killable import Killable
+from gpu_tui.ui.screens.conda_forms import CondaOp, create_form, install_form
+from gpu_tui.ui.screens.confirm import ConfirmScreen
+from gpu_tui.ui.screens.env_check import EnvCheckScreen
+
+__all__ = ["CondaScreen"]
+
+MAX_LINES = 2000
+"""Output lines kept on screen; conda and pip print a few hundred for a big install."""
+BUSY_ACTIONS = ("create", "install", "remove", "check", "init", "refresh")
+
+
+def screen_line(line: str) -> str:
+    """What a terminal would show of one output line: the text after its last carriage return."""
+    return printable(line.rsplit("\r", 1)[-1])
+
+
+class CondaScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape,q", "back", "Back"),
+        Binding("n", "create", "New env"),
+        Binding("i", "install", "Install"),
+        Binding("d", "remove", "Remove"),
+        Binding("c", "check", "Check env"),
+        Binding("I", "init", "conda init"),
+        Binding("x", "cancel", "Cancel op"),
+        Binding("r", "refresh", "Refresh"),
+    ]
+    DEFAULT_CSS = """
+    CondaScreen #title { height: 1; padding: 0 1; }
+    CondaScreen #envs { height: auto; max-height: 45%; }
+    CondaScreen #output { height: 1fr; border-top: solid $primary; }
+    """
+
+    def __init__(self, inst: InstanceConfig, host: Host) -> None:
+        super().__init__()
+        self._inst, self._host = inst, host
+        self.install: CondaInstall | None = None
+        self.proc: Killable | None = None
+        self.loading = True
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(f"conda on {self._inst.name}: looking for conda…", style="bold"), id="title")
+        table: DataTable[str] = DataTable(id="envs", cursor_type="row", zebra_stripes=True)
+        table.add_columns("env", "python", "size", "path")
+        yield table
+        yield Log(id="output", max_lines=MAX_LINES)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#envs", DataTable).focus()
+        self.reload()
+
+    # ----- the list
+    @property
+    def selected_env(self) -> str | None:
+        table = self.query_one("#envs", DataTable)
+        if self.install is None or not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return key if key in self.install.envs else None
+
+    @work(exclusive=True, group="conda-list", exit_on_error=False)
+    async def reload(self) -> None:
+        self.loading = True
+        self.refresh_bindings()
+        title = self.query_one("#title", Static)
+        try:
+            await self._load(title)
+        except GpuTuiError as exc:
+            title.update(Text(f"conda on {self._inst.name}: {exc.title}: {exc.message}", style="red"))
+        finally:
+            self.loading = False
+            self.refresh_bindings()
+
+    async def _load(self, title: Static) -> None:
+        install = await condasvc.conda_envs(self._host)
+        self.install = install
+        table = self.query_one("#envs", DataTable)
+        if install is None:
+            table.clear()
+            title.update(Text(
+                f"conda on {self._inst.name}: no conda found (looked in $CONDA_EXE, PATH, ~/miniconda3, "
+                "~/anaconda3, ~/miniforge3, /opt/conda). Install miniconda there first.", style="yellow"))
+            return
+        title.update(Text.assemble((f"conda on {self._inst.name}", "bold"), ("  " + printable(install.exe), "dim")))
+        keep = self.selected_env
+        table.clear()
+        for name, prefix in install.envs.items():
+            table.add_row(printable(name), "…", "…", printable(prefix), key=name)
+        if keep in install.envs:
+            table.move_cursor(row=table.get_row_index(keep))
+        pythons = await condasvc.env_pythons(self._host, install)
+        for name, version in pythons.items():
+            table.update_cell(name, table.ordered_columns[1].key, version or "-")
+        sizes = await condasvc.env_sizes(self._host, install)
+        for name, size in sizes.items():
+            table.update_cell(name, table.ordered_columns[2].key, human_bytes(size))
+
+    # ----- operations
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        busy = self.proc is not None
+        if action == "cancel":
+            return True if busy else None
+        if action in BUSY_ACTIONS:
+            if busy or (self.loading and action != "refresh"):
+                return None
+            if action in ("create", "init"):
+                return True if self.install is not None else None
+            if action in ("install", "remove", "check"):
+                env = self.selected_env
+                return True if env is not None and not (action == "remove" and env == "base") else None
+        return True
+
+    def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self.refresh_bindings()
+
+    def action_refresh(self) -> None:
+        self.reload()
+
+    def action_create(self) -> None:
+        install = self.install
+        if install is None:
+            return
+
+        def check(name: str, python: str) -> CondaOp:
+            return CondaOp(f"conda create -n {name} python={python}", condasvc.create_command(install, name, python))
+
+        self.app.push_screen(create_form(self._inst.name, check), self._start)
+
+    def action_install(self) -> None:
+        install, env = self.install, self.selected_env
+        if install is None or env is None:
+            return
+
+        def check(packages: list[str], pip: bool) -> CondaOp:
+            command = condasvc.install_command(install, env, packages, pip=pip)
+            how = "pip install" if pip else f"conda install -n {env}"
+            return CondaOp(f"{how} {' '.join(packages)}", command)
+
+        self.app.push_screen(install_form(self._inst.name, env, check), self._start)
+
+    def action_remove(self) -> None:
+        install, env = self.install, self.selected_env
+        if install is None or env is None:
+            return
+        try:
+            op = CondaOp(f"conda env remove -n {env}", condasvc.remove_command(install, env))
+        except GpuTuiError as exc:
+            self.notify(exc.message, title=exc.title, severity="warning")
+            return
+        question = Text.assemble(
+            "Remove conda env ", (env, "bold"), " on ", (self._inst.name, "bold"), "?\n",
+            ("It deletes " + printable(install.envs[env]) + " and everything installed in it.", "dim"),
+        )
+        self.app.push_screen(ConfirmScreen(question, yes="Remove"), lambda yes: self._start(op) if yes else None)
+
+    def action_init(self) -> None:
+        install = self.install
+        if install is None:
+            return
+        op = CondaOp("conda init bash", condasvc.init_command(install))
+        question = Text.assemble(
+            "Run ", ("conda init bash", "bold"), " on ", (self._inst.name, "bold"), "?\n",
+            ("It adds conda's block to ~/.bashrc; `conda activate` then works in NEW shells.", "dim"),
+        )
+        self.app.push_screen(ConfirmScreen(question, yes="Run"), lambda yes: self._start(op) if yes else None)
+
+    def action_check(self) -> None:
+        env = self.selected_env
+        if env is not None:
+            self.app.push_screen(EnvCheckScreen(self._inst, self._host, env=env))
+
+    def _start(self, op: CondaOp | None) -> None:
+        if op is not None and self.proc is None:
+            self.proc = Killable(self._host, op.command)
+            self.refresh_bindings()
+            self.run_op(op, self.proc)
+
+    @work(exclusive=True, group="conda-op", exit_on_error=False)
+    async def run_op(self, op: CondaOp, proc: Killable) -> None:
+        out = self.query_one("#output", Log)
+        out.write_line(f"$ {op.title}")
+        try:
+            async for line in proc.lines():
+                out.write_line(screen_line(line))
+        except GpuTuiError as exc:
+            out.write_line(f"{exc.title}: {exc.message}")
+        except asyncio.CancelledError:
+            await proc.cancel()  # the screen went away: do not leave conda running there
+            raise
+        finally:
+            self.proc = None
+            self.refresh_bindings()
+        if proc.cancelled:
+            out.write_line("cancelled")
+        elif proc.exit_status == 0:
+            out.write_line("done")
+            self.notify(f"{self._inst.name}: {op.title}: done")
+        else:
+            out.write_line(f"failed (exit {proc.exit_status})")
+            self.notify(f"{self._inst.name}: {op.title} failed (exit {proc.exit_status})", severity="error")
+        self.reload()
+
+    def action_cancel(self) -> None:
+        if self.proc is not None:
+            self.query_one("#output", Log).write_line("cancelling: stopping conda on the instance…")
+            self.cancel_op(self.proc)
+
+    @work(group="conda-cancel", exit_on_error=False)
+    async def cancel_op(self, proc: Killable) -> None:
+        if not await proc.cancel():
+            self.notify(f"{self._inst.name}: conda did not stop; it may still be running there", severity="error")
+
+    def action_back(self) -> None:
+        proc = self.proc
+        if proc is None:
+            self.app.pop_screen()
+            return
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                # on the app, not this screen: the screen's own workers end when it is popped
+                self.app.run_worker(proc.cancel(), group="conda-cancel", exit_on_error=False)
+                self.app.pop_screen()
+
+        self.app.push_screen(ConfirmScreen("An operation is still running. Cancel it and go back?", yes="Cancel it"), answer)

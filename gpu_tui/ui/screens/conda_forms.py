@@ -1,0 +1,127 @@
+"""The conda manager's two small forms: a new env (name, python) and packages to install.
+
+Each form hands what was typed to a `check` callback that builds the remote command with the
+service's validation; a refusal is shown in the form, which stays open, and nothing runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Static
+
+from gpu_tui.core.errors import GpuTuiError
+
+__all__ = ["CondaForm", "CondaOp", "create_form", "install_form"]
+
+
+@dataclass(frozen=True, slots=True)
+class CondaOp:
+    """An operation the user asked for: what to call it on screen, and the command to run."""
+
+    title: str
+    command: str
+
+
+FORM_CSS = """
+CondaForm { align: center middle; }
+CondaForm > Vertical { width: 72; max-width: 100%; height: auto; border: thick $primary;
+    background: $surface; padding: 0 1; }
+CondaForm .row { height: 1; margin-top: 1; }
+CondaForm .row > Label { width: 10; }
+CondaForm Input, CondaForm Input:focus { border: none; height: 1; width: 1fr; padding: 0 1; }
+CondaForm Input:focus { background: $boost; }
+CondaForm Checkbox { border: none; height: 1; margin-top: 1; padding: 0; }
+CondaForm #error { color: $error; height: auto; margin-top: 1; }
+CondaForm .buttons { height: 3; margin-top: 1; }
+CondaForm Button { margin-right: 2; }
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One input row."""
+
+    id: str
+    label: str
+    value: str = ""
+    placeholder: str = ""
+
+
+class CondaForm(ModalScreen[CondaOp | None]):
+    """A title, input rows, an optional checkbox, and a button that runs `check` on the values."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    DEFAULT_CSS = FORM_CSS
+
+    def __init__(
+        self,
+        title: Text,
+        fields: list[Field],
+        button: str,
+        check: Callable[[dict[str, str], bool], CondaOp],
+        checkbox: str | None = None,
+    ) -> None:
+        super().__init__()
+        self._title, self._fields, self._button = title, fields, button
+        self._check, self._checkbox = check, checkbox
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self._title)
+            for f in self._fields:
+                with Horizontal(classes="row"):
+                    yield Label(f.label)
+                    yield Input(value=f.value, placeholder=f.placeholder, id=f.id)
+            if self._checkbox:
+                yield Checkbox(self._checkbox, id="flag")
+            yield Static("", id="error")
+            with Horizontal(classes="buttons"):
+                yield Button(self._button, id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def submit(self) -> None:
+        values = {f.id: self.query_one(f"#{f.id}", Input).value.strip() for f in self._fields}
+        flag = self.query_one("#flag", Checkbox).value if self._checkbox else False
+        try:
+            op = self._check(values, flag)
+        except GpuTuiError as exc:
+            self.query_one("#error", Static).update(Text(exc.message))
+            return
+        self.dismiss(op)
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        self.submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "ok":
+            self.submit()
+        else:
+            self.dismiss(None)
+
+
+def create_form(instance: str, check: Callable[[str, str], CondaOp]) -> CondaForm:
+    title = Text.assemble(("New conda env on ", "bold"), (instance, "bold cyan"))
+    fields = [
+        Field("name", "Name", placeholder="letters, digits, . _ -"),
+        Field("python", "Python", value="3.11", placeholder="3.11"),
+    ]
+    return CondaForm(title, fields, "Create", lambda v, _flag: check(v["name"], v["python"]))
+
+
+def install_form(instance: str, env: str, check: Callable[[list[str], bool], CondaOp]) -> CondaForm:
+    title = Text.assemble(("Install into ", "bold"), (env, "bold cyan"), (" on ", "bold"), (instance, "bold cyan"))
+    fields = [Field("packages", "Packages", placeholder="numpy einops torch==2.4.1  (space-separated)")]
+    return CondaForm(
+        title, fields, "Install", lambda v, pip: check(v["packages"].split(), pip),
+        checkbox="with pip (the env's own python -m pip), not conda",
+    )
