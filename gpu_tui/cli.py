@@ -14,8 +14,10 @@ from pathlib import Path
 
 from gpu_tui import __version__
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from gpu_tui.commands.add_args import add_add_parsers
 from gpu_tui.commands.env_args import add_conda_parser, add_env_parser
 from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
+from gpu_tui.commands.ssh_args import add_ssh_parser
 from gpu_tui.config.logsetup import setup_logging
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings, load_settings
@@ -42,9 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true", help="print JSON (CONTRACTS.md) instead of a table")
     st.add_argument("names", nargs="*", metavar="NAME", help="instances to ask (default: all)")
 
+    add_add_parsers(sub)
     add_job_parsers(sub)
     add_env_parser(sub)
     add_conda_parser(sub)
+    add_ssh_parser(sub)
 
     demo = sub.add_parser("demo", help="the dashboard on a simulated fleet (no account needed)")
     demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help="fleet size, 1-64")
@@ -64,7 +68,8 @@ def _instance_count(text: str) -> int:
 
 def _load(args: argparse.Namespace) -> tuple[Settings, Paths]:
     paths = Paths.default(args.config)
-    explicit = args.config is not None or "GPU_TUI_CONFIG" in os.environ
+    # `add` may be what creates the file
+    explicit = (args.config is not None or "GPU_TUI_CONFIG" in os.environ) and args.command != "add"
     settings = load_settings(paths.config_file, must_exist=explicit)
     return settings, paths
 
@@ -114,10 +119,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gpu_tui.commands.status import run_status
 
             return run_status(args, settings, paths)
+        if args.command in ("add", "remove"):
+            from gpu_tui.commands.add_cmd import run_add, run_remove
+
+            return (run_add if args.command == "add" else run_remove)(args, settings, paths)
         if args.command == "conda":
             from gpu_tui.commands.conda_cmd import run_conda
 
             return run_conda(args, settings, paths)
+        if args.command == "ssh":
+            from gpu_tui.commands.ssh_cmd import run_ssh
+
+            return run_ssh(args, settings, paths)
         if args.command == "env":
             from gpu_tui.commands.env import run_env
 

@@ -9,7 +9,8 @@ PATH, as on a rented machine.
 Layout of a session root (``SshdSession.root``, a 0755 dir under /tmp)::
 
     client_key, client_key.pub        ed25519 key authorised for root on every instance
-    authorized_keys/<user>            AuthorizedKeysFile (per user; only root's exists)
+    authorized_keys/<user>            AuthorizedKeysFile (per user; only root's exists), and
+                                      each HOME's .ssh/authorized_keys as on a real machine
     captures/                         copy of tests/data/nvidia-smi/captures (readable by all)
     <instance dir>/                   one per SshdInstance (name, or name-2, name-3 ...)
         ssh_host_ed25519_key(.pub)    host key (regenerate_host_key() replaces it)
@@ -1205,7 +1206,9 @@ class SshdInstance:
             "AddressFamily inet",
             f"HostKey {self.host_key_path}",
             f"PidFile {self.dir / 'sshd.pid'}",
-            f"AuthorizedKeysFile {self.root / 'authorized_keys'}/%u",
+            # the shared test key, and ~/.ssh/authorized_keys in this instance's HOME as on a real
+            # machine (where `gpu-tui add --install-key` puts the app key)
+            f"AuthorizedKeysFile {self.root / 'authorized_keys'}/%u {self.dir / 'home'}/%u/.ssh/authorized_keys",
             "StrictModes no",
             "UsePAM no",
             "PubkeyAuthentication yes",

@@ -37,6 +37,12 @@ class Paths:
         return self.data_dir / "known_hosts"
 
     @property
+    def app_key(self) -> Path:
+        """gpu-tui's own SSH key (ed25519), installed on instances at the user's request so
+        later logins and rsync need no password. Its public half is `app_key` + `.pub`."""
+        return self.data_dir / "id_ed25519"
+
+    @property
     def log_file(self) -> Path:
         return self.log_dir / "gpu-tui.log"
 

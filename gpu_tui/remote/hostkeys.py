@@ -49,6 +49,15 @@ class KnownHosts:
         result = self.lookup(host, addr, port)
         return bool(result[0]) or bool(result[1])
 
+    def is_known(self, host: str, port: int, key_line: str) -> bool:
+        """Whether `key_line` is a trusted key for host:port."""
+        try:
+            key = asyncssh.import_public_key(key_line)
+        except (asyncssh.KeyImportError, ValueError):
+            return False
+        wanted = fingerprint(key)
+        return any(fingerprint(k) == wanted for k in self.lookup(host, host, port if port != 22 else None)[0])
+
     def trust(self, host: str, port: int, key_line: str) -> None:
         """Record `key_line` (`ssh-ed25519 AAAA...`) for host:port, replacing older app entries."""
         pattern = host_pattern(host, port)

@@ -22,7 +22,7 @@ def build_ssh_host(inst: InstanceConfig, settings: Settings, paths: Paths, secre
     if password is not None:
         redact(password.get_secret_value())
     return SshHost(
-        SshTarget(inst.name, inst.host, inst.port, inst.user, inst.identity_file),
+        SshTarget(inst.name, inst.host, inst.port, inst.user, inst.identity_file, app_key=paths.app_key),
         known_hosts=known_hosts_for(paths),
         password=password,
         ssh_config=paths.ssh_config,

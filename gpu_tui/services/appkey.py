@@ -1,0 +1,55 @@
+"""gpu-tui's own SSH key: made once on this machine, installed on an instance when the user asks,
+so that later logins, the shell and rsync work without the password.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import asyncssh
+
+from gpu_tui.core.errors import RemoteError
+from gpu_tui.remote.host import Host
+from gpu_tui.remote.quoting import sh_c
+
+__all__ = ["ensure_app_key", "install_public_key", "KEY_COMMENT"]
+
+KEY_COMMENT = "gpu-tui"
+"""The comment on the key's public line, so a user can tell it apart in authorized_keys."""
+
+# Idempotent: the line is appended only when absent; permissions as sshd's StrictModes wants.
+_INSTALL = r"""
+umask 077
+mkdir -p "$HOME/.ssh" && chmod 700 "$HOME/.ssh" || exit 1
+IFS= read -r line || exit 1
+touch "$HOME/.ssh/authorized_keys" && chmod 600 "$HOME/.ssh/authorized_keys" || exit 1
+grep -qxF "$line" "$HOME/.ssh/authorized_keys" && { echo present; exit 0; }
+printf '%s\n' "$line" >> "$HOME/.ssh/authorized_keys" && echo added
+"""
+
+
+def ensure_app_key(path: Path) -> str:
+    """The public line of the key at `path`, generating an ed25519 key there first if needed."""
+    pub = path.with_name(path.name + ".pub")
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = asyncssh.generate_private_key("ssh-ed25519", comment=KEY_COMMENT)
+        tmp = path.with_name(path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(key.export_private_key("openssh"))
+        os.replace(tmp, path)
+        pub.write_bytes(key.export_public_key("openssh"))
+    if not pub.is_file():
+        pub.write_bytes(asyncssh.read_private_key(str(path)).export_public_key("openssh"))
+    return pub.read_text(encoding="utf-8").strip()
+
+
+async def install_public_key(host: Host, public_line: str) -> bool:
+    """Append `public_line` to the instance's ~/.ssh/authorized_keys; False if it was there."""
+    res = await host.run(sh_c(_INSTALL), stdin=public_line + "\n", timeout=30)
+    if not res.ok:
+        raise RemoteError(f"{host.name}: could not install gpu-tui's key in ~/.ssh/authorized_keys: "
+                          f"{(res.stderr or res.stdout).strip()[:200] or f'exit {res.exit_status}'}")
+    return res.stdout.strip() == "added"
