@@ -24,7 +24,7 @@ from gpu_tui.config.settings import Settings
 from gpu_tui.config.sshconfig import SshConfigHost, read_ssh_config
 from gpu_tui.core.errors import GpuTuiError, HostKeyUnknown, InputError, RemoteError
 from gpu_tui.core.login import LoginSpec, guess_provider, parse_login, suggest_name
-from gpu_tui.services.onboard import NewInstance, check_login, entry_to_update, install_app_key, login_host, save_instance
+from gpu_tui.services.onboard import NewInstance, check_login, final_name, install_app_key, login_host, save_instance
 
 __all__ = ["run_add", "run_remove"]
 
@@ -110,18 +110,6 @@ def _decide_trust(exc: HostKeyUnknown, args: argparse.Namespace, asker: Asker, n
         raise InputError(f"{where}: host key not trusted; nothing written")
 
 
-def _final_name(args: argparse.Namespace, settings: Settings, paths: Paths, new: NewInstance, key_line: str | None) -> str:
-    """The name to write under: --name; else the entry this login re-adds (same host and user,
-    and the same port or host key: a provider moved it to a new port); else a new name."""
-    if args.name:
-        return args.name
-    ports = {i.host.lower(): i.port for i in settings.instances if i.user == new.spec.user}
-    existing = entry_to_update(paths.config_file, new, ports.get(new.spec.host.lower()), paths, key_line)
-    if existing is not None:
-        return existing
-    return suggest_name(new.spec, new.provider, {i.name for i in settings.instances})
-
-
 def run_add(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     if args.from_ssh_config:
         return _import_ssh_config(args, settings, paths)
@@ -145,7 +133,7 @@ def run_add(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     except RemoteError as exc:
         sys.stderr.write(f"gpu-tui: {exc.title}: {exc.message} (nothing written to the config)\n")
         return EXIT_PARTIAL
-    name = _final_name(args, settings, paths, new, key_line)
+    name = final_name(paths, settings.instances, new, key_line, named=bool(args.name))
     new = NewInstance(name=name, spec=spec, provider=provider, hourly_rate=rate)
     secrets = SecretStore()
     if password is not None:

@@ -124,6 +124,9 @@ class Fleet:
         self.hosts: dict[str, Host] = {cfg.name: host for cfg, host in instances}
         self._on_change = on_change
         self._clock = clock
+        self._settings = (refresh_seconds, stats_seconds, history_len)
+        self._tasks: asyncio.TaskGroup | None = None
+        self._running: dict[str, list[asyncio.Task[None]]] = {}
 
     def _online_check(self, name: str) -> Callable[[], bool]:
         return lambda: self.views[name].state is ConnState.ONLINE
@@ -164,10 +167,32 @@ class Fleet:
 
     async def run(self) -> None:
         async with asyncio.TaskGroup() as tg:
-            for name, mon in self.monitors.items():
-                tg.create_task(self._guarded(mon), name=f"monitor-{name}")
-            for name, watcher in self.watchers.items():
-                tg.create_task(self._guarded_watch(watcher), name=f"jobs-{name}")
+            self._tasks = tg
+            for name in list(self.monitors):
+                self._start(name)
+            try:
+                await asyncio.Event().wait()  # until cancelled; add() starts more meanwhile
+            finally:
+                self._tasks = None
+
+    def _start(self, name: str) -> None:
+        assert self._tasks is not None
+        self._running[name] = [
+            self._tasks.create_task(self._guarded(self.monitors[name]), name=f"monitor-{name}"),
+            self._tasks.create_task(self._guarded_watch(self.watchers[name]), name=f"jobs-{name}"),
+        ]
+
+    def add(self, cfg: InstanceConfig, host: Host) -> None:
+        """Watch one more instance (added in the dashboard), or replace one of the same name."""
+        refresh, stats, history_len = self._settings
+        for task in self._running.pop(cfg.name, []):
+            task.cancel()  # the old monitor's clean-up runs as it unwinds
+        self.views[cfg.name] = InstanceView(cfg, history=HostHistory(history_len))
+        self.monitors[cfg.name] = HostMonitor(host, self._handle, refresh_seconds=refresh, stats_seconds=stats, clock=self._clock)
+        self.watchers[cfg.name] = JobWatcher(host, cfg, self._handle, is_online=self._online_check(cfg.name))
+        self.hosts[cfg.name] = host
+        if self._tasks is not None:
+            self._start(cfg.name)
 
     def poke_jobs(self, name: str) -> None:
         self.watchers[name].poke()

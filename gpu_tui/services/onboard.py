@@ -7,6 +7,7 @@ to the config.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,13 +16,15 @@ from pydantic import SecretStr
 
 from gpu_tui.config.edit import find_instance, upsert_instance
 from gpu_tui.config.paths import Paths
-from gpu_tui.core.errors import RemoteError
-from gpu_tui.core.login import LoginSpec
+from gpu_tui.config.secrets import SecretStore
+from gpu_tui.config.settings import InstanceConfig, Settings, load_settings
+from gpu_tui.core.errors import GpuTuiError, RemoteError
+from gpu_tui.core.login import LoginSpec, suggest_name
 from gpu_tui.remote.ssh import SshHost, SshTarget
 from gpu_tui.services.appkey import ensure_app_key, install_public_key
-from gpu_tui.services.hosts import known_hosts_for
+from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
 
-__all__ = ["NewInstance", "login_host", "check_login", "install_app_key", "save_instance", "same_machine", "entry_to_update"]
+__all__ = ["NewInstance", "login_host", "check_login", "install_app_key", "save_instance", "same_machine", "entry_to_update", "final_name", "Onboarder"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,46 @@ def entry_to_update(config: Path, new: NewInstance, old_port: int | None, paths:
     if old_port == new.spec.port or (old_port is not None and same_machine(paths, new.spec.host, old_port, key_line)):
         return candidate
     return None
+
+
+def final_name(paths: Paths, instances: Sequence[InstanceConfig], new: NewInstance, key_line: str | None, *, named: bool) -> str:
+    """The name to write under: the one the user gave; else the entry this login re-adds (same
+    host and user, and the same port or host key: the provider moved it); else a new name."""
+    if named:
+        return new.name
+    ports = {i.host.lower(): i.port for i in instances if i.user == new.spec.user}
+    existing = entry_to_update(paths.config_file, new, ports.get(new.spec.host.lower()), paths, key_line)
+    if existing is not None:
+        return existing
+    return suggest_name(new.spec, new.provider, {i.name for i in instances})
+
+
+class Onboarder:
+    """What the dashboard's add form needs: the config, the keyring, and hosts built as the
+    dashboard builds them."""
+
+    def __init__(self, settings: Settings, paths: Paths, secrets: SecretStore) -> None:
+        self.settings, self.paths, self.secrets = settings, paths, secrets
+        self.instances: list[InstanceConfig] = list(settings.instances)
+
+    def login_host(self, new: NewInstance, password: SecretStr | None) -> SshHost:
+        return login_host(new, password, self.paths, connect_timeout=self.settings.settings.connect_timeout_seconds)
+
+    def finish(self, new: NewInstance, password: SecretStr | None, *, save_password: bool) -> tuple[str, InstanceConfig, SshHost, str | None]:
+        """Blocking (the keyring): store the password, write the entry; ("added" | "updated",
+        its config, a host for the dashboard, a warning or None)."""
+        warning = None
+        if password is not None:
+            self.secrets.remember(new.name, password)
+            if save_password:
+                try:
+                    self.secrets.set_password(new.name, password)
+                except GpuTuiError as exc:
+                    warning = f"{exc.message} (kept in memory for this session)"
+        how = save_instance(self.paths.config_file, new)
+        inst = load_settings(self.paths.config_file, must_exist=True).instance(new.name)
+        self.instances = [i for i in self.instances if i.name != inst.name] + [inst]
+        return how, inst, build_ssh_host(inst, self.settings, self.paths, self.secrets), warning
 
 
 def save_instance(config: Path, new: NewInstance) -> str:

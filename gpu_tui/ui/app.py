@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from pydantic import SecretStr
+from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -28,6 +29,7 @@ from gpu_tui.services.events import GpuFrameReceived, StateChanged
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.job_actions import JobActions
 from gpu_tui.ui.messages import JobEnded
+from gpu_tui.ui.screens.add import AddInstanceScreen, Added
 from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
 from gpu_tui.ui.screens import (
@@ -66,6 +68,7 @@ class GpuTuiApp(JobActions, App[str | None]):
         Binding("x", "stop_job", "Stop job", id="stop_job"),
         Binding("c", "check", "Check", id="check"),
         Binding("e", "conda", "Conda", id="conda"),
+        Binding("a", "add", "Add", id="add"),
         Binding("j", "cursor(1)", "Down", show=False),
         Binding("k", "cursor(-1)", "Up", show=False),
         Binding("K", "trust_key", "Trust key", id="trust_key"),
@@ -167,7 +170,22 @@ class GpuTuiApp(JobActions, App[str | None]):
             self.alert_job_ended(message.name, message.job)
 
     def _welcome_done(self, choice: str | None) -> None:
+        if choice == "add":
+            self._add_first()
+            return
         self.exit(None if choice in (None, "quit") else choice)
+
+    @work(exit_on_error=False)
+    async def _add_first(self) -> None:
+        """The welcome screen's add: once the config has an instance, the CLI reopens it."""
+        opened = await self.source.open()
+        if opened.onboarder is None:
+            return
+        added = await self.push_screen_wait(AddInstanceScreen(opened.onboarder))
+        if added is None:
+            self.push_screen(WelcomeScreen(self.source.config_path), self._welcome_done)
+        else:
+            self.exit("config")
 
     async def on_unmount(self) -> None:
         # The tick must stop before the widgets it paints go away, and the monitors must finish
@@ -258,6 +276,8 @@ class GpuTuiApp(JobActions, App[str | None]):
             return True if view is not None else None
         if action in ("run_job", "logs", "stop_job"):
             return self._job_check(action, view)
+        if action == "add":
+            return self.opened is not None and self.opened.onboarder is not None
         if action in ("check", "conda"):
             return True if view is not None and view.state == "online" else None
         return True
@@ -276,6 +296,20 @@ class GpuTuiApp(JobActions, App[str | None]):
         view = self.selected()
         if view is not None and self.fleet is not None:
             self.push_screen(EnvCheckScreen(view.config, self.fleet.hosts[view.name]))
+
+    def action_add(self) -> None:
+        if self.opened is None or self.opened.onboarder is None:
+            return
+        self.push_screen(AddInstanceScreen(self.opened.onboarder), self._added)
+
+    def _added(self, added: Added | None) -> None:
+        if added is None or self.fleet is None:
+            return
+        self.fleet.add(added.config, added.host)
+        self.table.show(self.fleet.views[added.config.name], self.clock())
+        self.notify(f"{added.how} {added.config.name} in {self.source.config_path}")
+        if added.warning:
+            self.notify(added.warning, title="keyring", severity="warning", timeout=10)
 
     def action_conda(self) -> None:
         view = self.selected()

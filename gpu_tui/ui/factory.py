@@ -17,6 +17,7 @@ from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.local import LocalHost
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
+from gpu_tui.services.onboard import Onboarder
 from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.source import FleetSource, Opened
 
@@ -46,7 +47,8 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
         store.set_password(name, password)
 
     async def open_() -> Opened:
-        return Opened(settings, list(hosts), trust, use_password=use_password, save_password=save_password)
+        return Opened(settings, list(hosts), trust, use_password=use_password, save_password=save_password,
+                      onboarder=Onboarder(settings, paths, store))
 
     return FleetSource(
         title=str(paths.config_file),

@@ -9,6 +9,7 @@ from pydantic import SecretStr
 
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.host import Host
+from gpu_tui.services.onboard import Onboarder
 
 __all__ = ["FleetSource", "Opened"]
 
@@ -25,6 +26,8 @@ class Opened:
     """Use a typed password for this session (memory only); None where passwords mean nothing."""
     save_password: Callable[[str, SecretStr], None] | None = None
     """Store a password in the keyring; blocking (run it in a thread); raises SecretError."""
+    onboarder: Onboarder | None = None
+    """Adds instances to the config file (`a`); None for the demo and this machine."""
 
 
 @dataclass

@@ -13,9 +13,10 @@ __all__ = ["WelcomeScreen"]
 
 
 class WelcomeScreen(Screen[str]):
-    """Dismisses with "demo", "local" or "quit"."""
+    """Dismisses with "add", "demo", "local" or "quit"."""
 
     BINDINGS = [
+        Binding("a", "choose('add')", "Add an instance"),
         Binding("d", "choose('demo')", "Demo fleet"),
         Binding("l", "choose('local')", "This machine"),
         Binding("q", "choose('quit')", "Quit", id="quit"),
@@ -34,13 +35,15 @@ class WelcomeScreen(Screen[str]):
     def compose(self) -> ComposeResult:
         t = Text()
         t.append("Welcome to gpu-tui\n\n", style="bold")
-        t.append("No instances are configured yet. Add them to\n")
+        t.append("No instances are configured yet. Paste your provider's login command\n")
+        t.append("(ssh -p PORT root@host) to add one; it is saved in\n")
         t.append(self._config_path, style="cyan")
-        t.append("\n(see config.example.toml), or look around first:\n")
+        t.append("\nOr look around first:\n")
         with Vertical():
             yield Static(t)
             with Horizontal():
-                yield Button("Demo fleet (d)", id="demo", variant="primary")
+                yield Button("Add (a)", id="add", variant="primary")
+                yield Button("Demo fleet (d)", id="demo")
                 yield Button("This machine (l)", id="local")
         yield Footer()
 

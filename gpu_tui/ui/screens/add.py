@@ -1,0 +1,185 @@
+"""`a`: add an instance by pasting its login command, as `gpu-tui add` does.
+
+The login is tested before anything is written: a new host key is shown (fingerprint) and
+trusted only on yes, a changed one is refused, a wrong password or an unreachable host stays in
+the form as a message. The password is typed masked and goes to the keyring (or memory).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from pydantic import SecretStr
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Select, Static
+
+from gpu_tui.config.logsetup import redact
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.errors import GpuTuiError, HostKeyUnknown, InputError
+from gpu_tui.core.login import guess_provider, parse_login, suggest_name
+from gpu_tui.remote.ssh import SshHost
+from gpu_tui.services.onboard import NewInstance, Onboarder, check_login, final_name, install_app_key
+from gpu_tui.ui.screens.hostkey import TrustKeyScreen
+
+__all__ = ["AddInstanceScreen", "Added"]
+
+AUTO = "auto"
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """An instance the form wrote to the config, with a host for the dashboard to watch."""
+
+    how: str
+    config: InstanceConfig
+    host: SshHost
+    warning: str | None = None
+
+
+class AddInstanceScreen(ModalScreen[Added | None]):
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    DEFAULT_CSS = """
+    AddInstanceScreen { align: center middle; }
+    AddInstanceScreen > VerticalScroll { width: 80; max-width: 100%; height: auto; max-height: 100%;
+        border: thick $primary; background: $surface; padding: 0 1; }
+    AddInstanceScreen .row { height: 1; margin-top: 1; }
+    AddInstanceScreen .row > Label { width: 10; }
+    AddInstanceScreen Input, AddInstanceScreen Input:focus { border: none; height: 1; width: 1fr; padding: 0 1; }
+    AddInstanceScreen Input:focus { background: $boost; }
+    AddInstanceScreen Select { width: 1fr; }
+    AddInstanceScreen SelectCurrent { border: none; height: 1; padding: 0 1; }
+    AddInstanceScreen Checkbox { border: none; height: 1; margin-top: 1; padding: 0; }
+    AddInstanceScreen #error { height: auto; margin-top: 1; }
+    AddInstanceScreen .buttons { height: 3; margin-top: 1; }
+    AddInstanceScreen Button { margin-right: 2; }
+    """
+
+    def __init__(self, onboarder: Onboarder) -> None:
+        super().__init__()
+        self._onboarder = onboarder
+
+    def compose(self) -> ComposeResult:
+        currency = self._onboarder.settings.settings.currency
+        with VerticalScroll():
+            yield Static(Text.assemble(("Add an instance", "bold"), ("  paste the login command your provider shows", "dim")))
+            with Horizontal(classes="row"):
+                yield Label("Login")
+                yield Input(placeholder="ssh -p 23456 root@connect.westb.seetacloud.com", id="login")
+            with Horizontal(classes="row"):
+                yield Label("Password")
+                yield Input(password=True, placeholder="empty: use SSH keys", id="password")
+            with Horizontal(classes="row"):
+                yield Label(f"{currency}/hour")
+                yield Input(placeholder="hourly price, for the cost ticker (0 if unknown)", id="rate")
+            with Horizontal(classes="row"):
+                yield Label("Name")
+                yield Input(placeholder="auto: from provider, region and port", id="name")
+            with Horizontal(classes="row"):
+                yield Label("Provider")
+                options = [("guess from the host", AUTO)] + [(p, p) for p in ("autodl", "runpod", "vast", "generic")]
+                yield Select(options, value=AUTO, allow_blank=False, id="provider")
+            yield Checkbox("save the password in the keyring", value=True, id="save")
+            yield Checkbox("install gpu-tui's key there (later logins and sync need no password)", value=True, id="install")
+            yield Static("", id="error")
+            with Horizontal(classes="buttons"):
+                yield Button("Test and add", id="add", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#login", Input).focus()
+
+    def _value(self, field: str) -> str:
+        return self.query_one(f"#{field}", Input).value.strip()
+
+    def _read_form(self) -> tuple[NewInstance, SecretStr | None]:
+        spec = parse_login(self._value("login"))
+        choice = self.query_one("#provider", Select).value
+        provider = choice if isinstance(choice, str) and choice != AUTO else guess_provider(spec.host)
+        rate_text = self._value("rate")
+        try:
+            rate = float(rate_text) if rate_text else None
+        except ValueError:
+            raise InputError(f"hourly price {rate_text!r}: give a number like 1.98") from None
+        if rate is not None and not 0 <= rate < 10_000:
+            raise InputError("hourly price: 0..10000")
+        name = self._value("name")
+        if name:
+            InstanceConfig(name=name, host=spec.host)  # the config's own name rules
+        name = name or suggest_name(spec, provider, {i.name for i in self._onboarder.instances})
+        raw = self.query_one("#password", Input).value
+        password = SecretStr(raw) if raw else None
+        if raw:
+            redact(raw)
+        return NewInstance(name=name, spec=spec, provider=provider, hourly_rate=rate), password
+
+    def _say(self, text: str, style: str = "red") -> None:
+        self.query_one("#error", Static).update(Text(text, style=style))
+
+    @work(exclusive=True, group="add", exit_on_error=False)
+    async def submit(self) -> None:
+        try:
+            new, password = self._read_form()
+        except GpuTuiError as exc:
+            self._say(exc.message)
+            return
+        except ValueError as exc:  # pydantic's name check
+            self._say(f"name {self._value('name')!r}: letters, digits, '.', '_' and '-' only ({type(exc).__name__})")
+            return
+        button = self.query_one("#add", Button)
+        button.disabled = True
+        try:
+            added = await self._add(new, password)
+        finally:
+            button.disabled = False
+        if added is not None:
+            self.dismiss(added)
+
+    async def _add(self, new: NewInstance, password: SecretStr | None) -> Added | None:
+        where = f"{new.spec.user}@{new.spec.host}:{new.spec.port}"
+        self._say(f"logging in to {where}…", "dim")
+        host = self._onboarder.login_host(new, password)
+        try:
+            try:
+                await check_login(host)
+            except HostKeyUnknown as exc:
+                address = f"{new.spec.host}:{new.spec.port}"
+                if not await self.app.push_screen_wait(TrustKeyScreen(new.name, address, exc.fingerprint, False)):
+                    self._say("host key not trusted: nothing written")
+                    return None
+                host.trust_presented_key(exc.key_line)
+                await check_login(host)
+            if self.query_one("#install", Checkbox).value:
+                self._say("logged in; installing gpu-tui's key…", "dim")
+                await install_app_key(host, self._onboarder.paths)
+            key_line = host.server_key_line()
+        except GpuTuiError as exc:
+            self._say(f"{exc.title}: {exc.message} (nothing written)")
+            return None
+        finally:
+            await host.close()
+        named = bool(self._value("name"))
+        name = final_name(self._onboarder.paths, self._onboarder.instances, new, key_line, named=named)
+        new = NewInstance(name=name, spec=new.spec, provider=new.provider, hourly_rate=new.hourly_rate)
+        save = self.query_one("#save", Checkbox).value
+        try:
+            # the keyring can block for seconds: not on the UI's loop
+            how, inst, dash_host, warning = await asyncio.to_thread(self._onboarder.finish, new, password, save_password=save)
+        except GpuTuiError as exc:
+            self._say(f"{exc.title}: {exc.message}")
+            return None
+        return Added(how, inst, dash_host, warning)
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        self.submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "add":
+            self.submit()
+        else:
+            self.dismiss(None)
