@@ -1,0 +1,21 @@
+"""Arguments of `gpu-tui shutdown` (kept apart so building the parser stays cheap)."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_power_parsers"]
+
+
+def add_power_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    sd = sub.add_parser(
+        "shutdown",
+        help="shut instances down (in parallel) and verify each one stopped",
+        description="Runs the provider's shutdown on each instance, then verifies it: the far end must "
+        "close the connection and a fresh login must fail. Exit 3, with the names on stderr, for any "
+        "instance that could not be shut down, including one that cannot be reached (nothing could be "
+        "verified).",
+    )
+    sd.add_argument("names", nargs="*", metavar="NAME", help="instances to shut down")
+    sd.add_argument("--all", action="store_true", help="every configured instance")
+    sd.add_argument("--yes", action="store_true", help="do not ask")

@@ -1,0 +1,112 @@
+"""Verified shutdown: run the provider's shutdown ON the instance, then prove it went down.
+
+An instance counts as stopped only once the far end closed our SSH connection AND one fresh
+connection attempt fails. Anything else (the command failed, the link stayed up, the host was
+unreachable to begin with, so nothing could be verified) is reported as NOT shut down: a
+"done" that is not true is the costly mistake this exists to prevent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.errors import AuthFailed, ConnectionLost, GpuTuiError, RemoteError, Unreachable
+from gpu_tui.core.power import shutdown_line
+from gpu_tui.remote.host import Host
+from gpu_tui.remote.quoting import sh_c
+
+__all__ = ["ShutdownResult", "shutdown_instance", "shutdown_many", "VERIFY_SECONDS"]
+
+VERIFY_SECONDS = 30.0
+"""How long the far end gets to close the connection after the shutdown command."""
+COMMAND_SECONDS = 20.0
+
+
+@dataclass(frozen=True, slots=True)
+class ShutdownResult:
+    """How one instance's shutdown ended."""
+
+    name: str
+    stopped: bool
+    """True only when verified: the link closed and a fresh login failed."""
+    detail: str
+    """What happened, for the report (`stopped (verified in 1.2 s)`, `shutdown failed: ...`)."""
+    seconds: float
+
+
+async def _run_shutdown(host: Host, line: str) -> str | None:
+    """Run the line; None when it was accepted (or the link died under it), else why not."""
+    try:
+        res = await host.run(sh_c(line) + " 2>&1", timeout=COMMAND_SECONDS)
+    except ConnectionLost:
+        return None  # the instance went down while the command ran: that is the point
+    except RemoteError as exc:
+        return f"the shutdown command did not finish: {exc.message}"
+    if res.exit_status in (0, None):
+        return None
+    out = (res.stdout + res.stderr).strip().splitlines()
+    return f"the shutdown command failed (exit {res.exit_status}): {out[-1][:200] if out else 'no output'}"
+
+
+async def _still_reachable(make_host: Callable[[], Host]) -> str | None:
+    """One fresh login: None when it fails as a stopped instance's would, else what answered."""
+    probe = make_host()
+    try:
+        await probe.connect()
+    except Unreachable:
+        return None
+    except AuthFailed:
+        return "it still answers SSH (the login was refused, but the machine is up)"
+    except GpuTuiError as exc:
+        return f"it still answers SSH ({exc.title})"
+    finally:
+        await probe.close()
+    return "it still accepts logins"
+
+
+async def shutdown_instance(
+    inst: InstanceConfig, make_host: Callable[[], Host], *, verify_seconds: float = VERIFY_SECONDS
+) -> ShutdownResult:
+    """Shut one instance down and verify it; never raises for the instance's own failures."""
+    started = time.monotonic()
+
+    def result(stopped: bool, detail: str) -> ShutdownResult:
+        return ShutdownResult(inst.name, stopped, detail, round(time.monotonic() - started, 2))
+
+    try:
+        line = shutdown_line(inst.provider, provider_id=inst.provider_id, override=inst.shutdown_command)
+    except GpuTuiError as exc:
+        return result(False, f"not shut down: {exc.message}")
+    host = make_host()
+    try:
+        try:
+            await host.connect()
+        except GpuTuiError as exc:
+            return result(False, f"not shut down: cannot reach it to shut it down or verify ({exc.title}: {exc.message})")
+        why = await _run_shutdown(host, line)
+        if why is not None:
+            return result(False, f"NOT shut down: {why}")
+        try:
+            await asyncio.wait_for(host.wait_closed(), verify_seconds)
+        except (asyncio.TimeoutError, TimeoutError):
+            return result(False, f"NOT shut down: the shutdown command ran, but the instance was still up after {verify_seconds:g} s")
+    finally:
+        await host.close()
+    answer = await _still_reachable(make_host)
+    if answer is not None:
+        return result(False, f"NOT shut down: the link closed, but {answer}")
+    return result(True, f"stopped (verified in {time.monotonic() - started:.1f} s)")
+
+
+async def shutdown_many(
+    instances: Iterable[InstanceConfig], make_host: Callable[[InstanceConfig], Host], *, verify_seconds: float = VERIFY_SECONDS
+) -> list[ShutdownResult]:
+    """Every instance at once; results in the order given."""
+    insts = list(instances)
+    return list(await asyncio.gather(*(
+        shutdown_instance(i, lambda i=i: make_host(i), verify_seconds=verify_seconds) for i in insts
+    )))
