@@ -182,6 +182,16 @@ class Fleet:
             self._tasks.create_task(self._guarded_watch(self.watchers[name]), name=f"jobs-{name}"),
         ]
 
+    def mark_stopped(self, name: str) -> None:
+        """A verified shutdown: stop watching it (no reconnect attempts) and show `stopped`."""
+        for task in self._running.pop(name, []):
+            task.cancel()
+        self._handle(StateChanged(name, ConnState.STOPPED, message="shut down by gpu-tui (verified)"))
+
+    def watch_again(self, name: str) -> None:
+        """Start watching a stopped instance again (the user restarted it in the console)."""
+        self.add(self.views[name].config, self.hosts[name])
+
     def add(self, cfg: InstanceConfig, host: Host) -> None:
         """Watch one more instance (added in the dashboard), or replace one of the same name."""
         refresh, stats, history_len = self._settings

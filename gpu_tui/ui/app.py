@@ -28,6 +28,7 @@ from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
 from gpu_tui.services.events import GpuFrameReceived, StateChanged
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.job_actions import JobActions
+from gpu_tui.ui.power_actions import PowerActions
 from gpu_tui.ui.messages import JobEnded
 from gpu_tui.ui.screens.add import AddInstanceScreen, Added
 from gpu_tui.ui.screens.conda import CondaScreen
@@ -51,10 +52,10 @@ PAINT_SECONDS = 0.5
 """How often changed rows are repainted: a fleet streaming at 1 Hz then costs about two table
 renders a second instead of one per instance per second."""
 HOST_KEY_STATES = ("host key changed", "unknown host key")
-RETRY_STATES = ("offline", "auth failed", "connecting")
+RETRY_STATES = ("offline", "auth failed", "connecting", "stopped")
 
 
-class GpuTuiApp(JobActions, App[str | None]):
+class GpuTuiApp(JobActions, PowerActions, App[str | None]):
     """Exits with None, or "demo"/"local" when the welcome screen asked for another source."""
 
     TITLE = "gpu-tui"
@@ -69,6 +70,8 @@ class GpuTuiApp(JobActions, App[str | None]):
         Binding("c", "check", "Check", id="check"),
         Binding("e", "conda", "Conda", id="conda"),
         Binding("a", "add", "Add", id="add"),
+        Binding("S", "shutdown", "Shut down", id="shutdown"),
+        Binding("Q", "shutdown_all", "Shut all+quit", id="shutdown_all"),
         Binding("j", "cursor(1)", "Down", show=False),
         Binding("k", "cursor(-1)", "Up", show=False),
         Binding("K", "trust_key", "Trust key", id="trust_key"),
@@ -97,6 +100,7 @@ class GpuTuiApp(JobActions, App[str | None]):
         self._id_bindings = [b for b in self.BINDINGS if isinstance(b, Binding) and b.id]
         self._closing = False
         self._fleet_worker: Worker[None] | None = None
+        self._shutting: set[str] = set()
         if self._keys:
             self.set_keymap(self._keys)
 
@@ -276,6 +280,8 @@ class GpuTuiApp(JobActions, App[str | None]):
             return True if view is not None else None
         if action in ("run_job", "logs", "stop_job"):
             return self._job_check(action, view)
+        if action in ("shutdown", "shutdown_all"):
+            return self._power_check(action, view)
         if action == "add":
             return self.opened is not None and self.opened.onboarder is not None
         if action in ("check", "conda"):
@@ -334,7 +340,10 @@ class GpuTuiApp(JobActions, App[str | None]):
         if view.shown_state == "auth failed" and self.opened and self.opened.use_password:
             self._ask_password(view)
             return
-        self.fleet.retry(view.name)
+        if view.shown_state == "stopped":
+            self.fleet.watch_again(view.name)
+        else:
+            self.fleet.retry(view.name)
         self.notify(f"reconnecting {view.name}…")
 
     def _ask_password(self, view: InstanceView) -> None:

@@ -48,7 +48,8 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
 
     async def open_() -> Opened:
         return Opened(settings, list(hosts), trust, use_password=use_password, save_password=save_password,
-                      onboarder=Onboarder(settings, paths, store))
+                      onboarder=Onboarder(settings, paths, store),
+                      make_host=lambda inst: build_ssh_host(inst, settings, paths, store))
 
     return FleetSource(
         title=str(paths.config_file),

@@ -28,6 +28,9 @@ class Opened:
     """Store a password in the keyring; blocking (run it in a thread); raises SecretError."""
     onboarder: Onboarder | None = None
     """Adds instances to the config file (`a`); None for the demo and this machine."""
+    make_host: Callable[[InstanceConfig], Host] | None = None
+    """A fresh, unconnected host for an instance (shutdown verifies with one); None where
+    gpu-tui does not power instances off (this machine, the demo)."""
 
 
 @dataclass

@@ -113,6 +113,7 @@ async def test_welcome_screen_adds_the_first_instance(sshd_instance, tmp_path: P
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, TrustKeyScreen), timeout=15)
         await pilot.click("#trust")
+        await wait_for(pilot, lambda: app.return_value is not None, timeout=15)
     assert app.return_value == "config"  # the CLI reopens the dashboard on the new config
     entry = tomllib.loads((tmp_path / "config.toml").read_text())["instances"][0]
     assert entry["port"] == sshd_instance.port and entry["identity_file"] == str(sshd_instance.client_key_path)

@@ -1,0 +1,91 @@
+"""The power screens: the `q` guard while instances still bill, and the shutdown report."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from gpu_tui.services.power import ShutdownResult
+
+__all__ = ["QuitGuardScreen", "ShutdownReportScreen", "report_text"]
+
+_CSS = """
+{name} {{ align: center middle; }}
+{name} > Vertical {{ width: 76; max-width: 100%; height: auto; max-height: 100%; border: thick $warning;
+    background: $surface; padding: 1 2; }}
+{name} Horizontal {{ height: auto; margin-top: 1; }}
+{name} Button {{ margin-right: 2; }}
+"""
+
+
+class QuitGuardScreen(ModalScreen[str]):
+    """Dismisses with "shutdown_all", "quit" or "stay"."""
+
+    BINDINGS = [
+        Binding("escape", "dismiss('stay')", "Stay"),
+        Binding("Q", "dismiss('shutdown_all')", "Shut all down"),
+        Binding("y", "dismiss('quit')", "Quit anyway"),
+    ]
+    DEFAULT_CSS = _CSS.format(name="QuitGuardScreen")
+
+    def __init__(self, names: list[str], rate: str) -> None:
+        super().__init__()
+        self._names, self._rate = names, rate
+
+    def compose(self) -> ComposeResult:
+        t = Text()
+        t.append("still billing: ", style="bold red")
+        t.append(", ".join(self._names), style="bold")
+        t.append(f"  ({self._rate})\n\n")
+        t.append("Quitting gpu-tui does not stop them. Shut them all down first (Q), or quit and "
+                 "leave them running (y)?")
+        with Vertical():
+            yield Static(t)
+            with Horizontal():
+                yield Button("Shut all down, then quit (Q)", id="shutdown_all", variant="warning")
+                yield Button("Quit anyway (y)", id="quit")
+                yield Button("Stay (esc)", id="stay")
+
+    def on_mount(self) -> None:
+        self.query_one("#stay", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(str(event.button.id))
+
+
+def report_text(results: list[ShutdownResult]) -> Text:
+    t = Text()
+    failed = [r for r in results if not r.stopped]
+    if failed:
+        t.append(f"{len(failed)} NOT shut down: they may still be billing\n\n", style="bold red")
+    else:
+        t.append(f"all {len(results)} shut down and verified\n\n", style="bold green")
+    width = max((len(r.name) for r in results), default=0)
+    for r in results:
+        t.append(" ok " if r.stopped else " NO ", style="bold green" if r.stopped else "bold red")
+        t.append(f" {r.name:<{width}}  ", style="bold")
+        t.append(r.detail + "\n", style="" if r.stopped else "red")
+    return t
+
+
+class ShutdownReportScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,enter", "dismiss", "Close")]
+    DEFAULT_CSS = _CSS.format(name="ShutdownReportScreen")
+
+    def __init__(self, results: list[ShutdownResult], close_label: str = "Close") -> None:
+        super().__init__()
+        self.results = results
+        self._close = close_label
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(report_text(self.results))
+            with Horizontal():
+                yield Button(f"{self._close} (enter)", id="close", variant="primary")
+
+    def on_button_pressed(self, _event: Button.Pressed) -> None:
+        self.dismiss()

@@ -1,0 +1,75 @@
+"""S, Q and the q guard, driven with Pilot against real sshd whose fake `shutdown` takes the
+instance down (its sessions end, its sshd stops)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from gpu_tui.ui.screens.confirm import ConfirmScreen
+from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownReportScreen
+
+from test_dashboard_pilot import make_app, state_of, wait_for
+
+pytestmark = pytest.mark.sshd
+
+
+def screen_text(screen) -> str:
+    return "\n".join(str(s.render()) for s in screen.query(Static))
+
+
+async def test_S_shuts_the_selected_instance_down_verified(sshd_factory, tmp_path: Path) -> None:
+    a, b = sshd_factory("a"), sshd_factory("b")
+    app = make_app(tmp_path, [a, b])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: state_of(app, "a") == "online" and state_of(app, "b") == "online")
+        await pilot.press("S")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Shut down a" in screen_text(app.screen) and "¥1.50/h" in screen_text(app.screen)
+        await pilot.press("n")
+        assert not a.powered_off
+        await pilot.press("S")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=20)
+        assert "all 1 shut down and verified" in screen_text(app.screen)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: state_of(app, "a") == "stopped")
+        assert a.powered_off and not b.powered_off
+        assert app.check_action("shutdown", ()) is None  # a stopped instance does not bill
+        await pilot.pause(1.0)
+        assert state_of(app, "a") == "stopped"  # no reconnecting over it
+        assert app.fleet.burn_rate() == pytest.approx(1.5)
+
+
+async def test_q_guard_then_quit_anyway(sshd_instance, tmp_path: Path) -> None:
+    app = make_app(tmp_path, [sshd_instance])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
+        await pilot.press("q")
+        guard = app.screen
+        assert isinstance(guard, QuitGuardScreen)
+        text = screen_text(guard)
+        assert "still billing: " in text and sshd_instance.name in text and "¥1.50/h" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, QuitGuardScreen) and app.is_running
+        await pilot.press("q")
+        await pilot.press("y")
+    assert not sshd_instance.powered_off
+
+
+async def test_Q_from_the_guard_reports_each_and_quits(sshd_factory, tmp_path: Path) -> None:
+    good, bad = sshd_factory("good"), sshd_factory("bad")
+    app = make_app(tmp_path, [good, bad], keys='shutdown_command = "echo refused >&2; exit 1"\n')
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: state_of(app, "good") == "online" and state_of(app, "bad") == "online")
+        await pilot.press("q")
+        assert isinstance(app.screen, QuitGuardScreen)
+        await pilot.press("Q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=20)
+        text = screen_text(app.screen)
+        assert "1 NOT shut down" in text and "the shutdown command failed (exit 1): refused" in text
+        assert "stopped (verified" in text
+        await pilot.press("enter")
+    assert good.powered_off and not bad.powered_off and bad.is_running
