@@ -58,6 +58,8 @@ class InstanceView:
     """The instance's jobs, oldest first (refreshed every few seconds while online)."""
     jobs_listed: bool = False
     """A job listing has arrived at least once (until then `jobs` is empty for lack of news)."""
+    gpus_idle_since: float | None = None
+    """When every GPU last went below the idle threshold (None: some GPU is busy, or unknown)."""
 
     @property
     def current_job(self) -> JobInfo | None:
@@ -90,6 +92,12 @@ class InstanceView:
     def cost_so_far(self, now: float) -> float | None:
         return cost_so_far(self.config.hourly_rate, self.uptime_seconds(now))
 
+    def idle_seconds(self, now: float) -> float | None:
+        """How long it has been billing with every GPU idle and no job running; None if not idle."""
+        if not self.billing or self.gpus_idle_since is None or any(j.state == "running" for j in self.jobs):
+            return None
+        return max(0.0, now - self.gpus_idle_since)
+
 
 class Fleet:
     """Owns the monitors; `run()` until cancelled."""
@@ -103,6 +111,7 @@ class Fleet:
         history_len: int = 600,
         on_change: Callable[[str, FleetEvent], None] | None = None,
         clock: Callable[[], float] = time.time,
+        idle_util_percent: int = 5,
     ) -> None:
         self.views: dict[str, InstanceView] = {
             cfg.name: InstanceView(cfg, history=HostHistory(history_len)) for cfg, _ in instances
@@ -125,6 +134,7 @@ class Fleet:
         self._on_change = on_change
         self._clock = clock
         self._settings = (refresh_seconds, stats_seconds, history_len)
+        self._idle_util = idle_util_percent
         self._tasks: asyncio.TaskGroup | None = None
         self._running: dict[str, list[asyncio.Task[None]]] = {}
 
@@ -142,7 +152,16 @@ class Fleet:
         elif isinstance(event, GpuFrameReceived):
             view.frame = event.frame
             view.history.append(event.frame)
+            utils = [g.utilization_gpu for g in event.frame.gpus]
+            # MIG reports no utilisation (None): unknown is not idle
+            idle = bool(utils) and all(u is not None and u < self._idle_util for u in utils)
+            if not idle:
+                view.gpus_idle_since = None
+            elif view.gpus_idle_since is None:
+                view.gpus_idle_since = event.frame.taken_at
         elif isinstance(event, StateChanged):
+            if event.state is not ConnState.ONLINE:
+                view.gpus_idle_since = None
             view.state, view.message, view.retry_at = event.state, event.message, event.retry_at
             view.fingerprint, view.key_line = event.fingerprint, event.key_line
         elif isinstance(event, GpuErrorChanged):

@@ -101,6 +101,7 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         self._closing = False
         self._fleet_worker: Worker[None] | None = None
         self._shutting: set[str] = set()
+        self._idle_warned: set[str] = set()
         if self._keys:
             self.set_keymap(self._keys)
 
@@ -135,7 +136,11 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
             refresh_seconds=settings.settings.refresh_seconds,
             on_change=self._fleet_event,
             clock=self.clock,
+            idle_util_percent=settings.settings.idle_util_percent,
         )
+        idle_after = settings.settings.idle_minutes * 60.0
+        self.table.idle_after = self.host_panel.idle_after = idle_after
+        self.host_panel.currency = currency
         table = self.table
         now = self.clock()
         for view in self.fleet.views.values():
@@ -216,7 +221,7 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         view, now = self.selected(), self.clock()
         with self.batch_update():
             self.gpu_panel.show(view, now)
-            self.host_panel.show(view)
+            self.host_panel.show(view, now)
         # the footer rebuilds all its keys on refresh_bindings(): only when one changed state
         enabled = tuple(self.check_action(b.action, ()) for b in self._id_bindings)
         if enabled != self._enabled:
@@ -249,6 +254,23 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
             for view in self.fleet.views.values():
                 table.show(view, now)  # cost and countdown cells; unchanged cells are skipped
             self.fleet_bar.refresh_from(self.fleet, now)
+        self._warn_idle(now)
+
+    def _warn_idle(self, now: float) -> None:
+        """One warning per idle stretch, when it passes idle_minutes."""
+        assert self.fleet is not None and self.opened is not None
+        s = self.opened.settings.settings
+        for view in self.fleet.views.values():
+            idle = view.idle_seconds(now)
+            if idle is None:
+                self._idle_warned.discard(view.name)
+            elif idle >= s.idle_minutes * 60 and view.name not in self._idle_warned:
+                self._idle_warned.add(view.name)
+                self.notify(
+                    f"{view.name} has been idle {idle / 60:.0f} min (every GPU under {s.idle_util_percent}%, "
+                    f"no job running) and still bills {s.currency}{view.config.hourly_rate:g}/h. S shuts it down.",
+                    title="idle", severity="warning", timeout=30,
+                )
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
         self.refresh_panels()

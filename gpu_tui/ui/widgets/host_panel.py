@@ -17,10 +17,21 @@ class HostPanel(TextPanel):
     HostPanel { height: 1fr; padding: 0 1; border-top: solid $primary-darken-2; }
     """
 
-    def render_view(self, v: InstanceView | None) -> Text:
+    idle_after: float | None = None
+    """Seconds of billing idle after which the panel warns (settings.idle_minutes)."""
+    currency: str = "¥"
+
+    def render_view(self, v: InstanceView | None, now: float | None = None) -> Text:
         t = Text()
         if v is None or v.state != "online":
             return t
+        idle = v.idle_seconds(now) if now is not None else None
+        if idle is not None and self.idle_after is not None and idle >= self.idle_after:
+            spent = v.config.hourly_rate * idle / 3600
+            t.append(f"idle {idle / 60:.0f} min", style="bold yellow")
+            t.append(f": every GPU under the idle threshold and no job running, still billing "
+                     f"{self.currency}{v.config.hourly_rate:g}/h ({self.currency}{spent:.2f} so far idle). "
+                     "S shuts it down.\n")
         s = v.stats
         if s is not None:
             cpu = "-" if s.cpu_percent is None else f"{s.cpu_percent:.0f}%"
@@ -56,5 +67,5 @@ class HostPanel(TextPanel):
             t.append("\nno GPU processes", style="dim")
         return t
 
-    def show(self, v: InstanceView | None) -> None:
-        self.set_text(self.render_view(v))
+    def show(self, v: InstanceView | None, now: float | None = None) -> None:
+        self.set_text(self.render_view(v, now))

@@ -25,9 +25,13 @@ LABELS = ("Instance", "State", "GPUs", "Util", "VRAM GiB", "Rate", "So far")
 WIDTHS = (17, 13, 4, 4, 11, 8, 9)  # + 2 spaces between: 78 columns
 
 
-def _state_with_job(v: InstanceView, now: float) -> Text:
-    """The state word, and the current job's mark when online: `online ▶45%`, `online ✗`."""
+def _state_with_job(v: InstanceView, now: float, idle_after: float | None = None) -> Text:
+    """The state word, and the current job's mark when online: `online ▶45%`, `online ✗`;
+    `online idle` once it has billed idle (GPUs under the threshold, no job) for `idle_after` s."""
     t = state_text(v, now)
+    idle = v.idle_seconds(now)
+    if idle_after is not None and idle is not None and idle >= idle_after and v.shown_state == "online":
+        return Text("online idle", style="bold yellow")
     job = v.current_job
     if job is not None and v.state == "online":
         t.append(" ")
@@ -66,6 +70,8 @@ class InstanceTable(DataTable[Text]):
         super().__init__(cursor_type="row", zebra_stripes=False, **kw)  # type: ignore[arg-type]
         self._currency = currency
         self._lines: dict[str, Text] = {}
+        self.idle_after: float | None = None
+        """Seconds of billing idle after which a row says `online idle` (settings.idle_minutes)."""
         self.on_move: Callable[[], None] | None = None
         """Called as soon as the cursor moved (any key, the mouse), before the next frame: the
         RowHighlighted message arrives a frame or two later under load, and the panels showing
@@ -86,7 +92,7 @@ class InstanceTable(DataTable[Text]):
         total = sum(g.memory_total_mib or 0 for g in gpus)
         return {
             "name": Text(v.name, style="bold"),
-            "state": _state_with_job(v, now),
+            "state": _state_with_job(v, now, self.idle_after),
             "gpus": Text(str(len(gpus)) if gpus else "-", justify="right"),
             "util": Text(f"{sum(utils) / len(utils):.0f}%" if utils else "-", justify="right"),
             "vram": Text(f"{gib(used)}/{gib(total)}" if total else "-", justify="right"),
