@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import time
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL
 from gpu_tui.config.paths import Paths
@@ -13,6 +14,7 @@ from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import InputError
 from gpu_tui.remote.host import Host
 from gpu_tui.services.hosts import build_ssh_host
+from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.power import shutdown_many
 
 __all__ = ["run_shutdown"]
@@ -45,6 +47,10 @@ def run_shutdown(args: argparse.Namespace, settings: Settings, paths: Paths) -> 
         return build_ssh_host(inst, settings, paths, secrets)
 
     results = asyncio.run(shutdown_many(targets, make_host))
+    with Ledger(paths.ledger_file) as ledger:
+        for r in results:
+            if r.stopped:
+                ledger.close(r.name, time.time(), "shutdown")
     failed = [r for r in results if not r.stopped]
     width = max(len(r.name) for r in results)
     for r in results:

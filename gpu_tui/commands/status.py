@@ -14,9 +14,10 @@ from gpu_tui.config.settings import Settings
 from gpu_tui.core.cost import format_money
 from gpu_tui.core.text import printable
 from gpu_tui.services.hosts import build_ssh_host
+from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.status import InstanceStatus, collect_status, status_json
 
-__all__ = ["run_status", "format_table"]
+__all__ = ["run_status", "format_table", "record_uptimes"]
 
 
 def _duration(seconds: int | None) -> str:
@@ -74,6 +75,15 @@ def format_table(statuses: list[InstanceStatus], currency: str) -> str:
     return "\n".join(out)
 
 
+def record_uptimes(statuses: list[InstanceStatus], paths: Paths) -> None:
+    """Every instance whose uptime was read (GPUs readable or not: it bills) into the cost ledger."""
+    seen = [(s.name, s.uptime_seconds, s.hourly_rate, s.stats.taken_at) for s in statuses if s.stats and s.uptime_seconds is not None]
+    if seen:
+        with Ledger(paths.ledger_file) as ledger:
+            if not ledger.observe_many(seen):
+                sys.stderr.write(f"gpu-tui: ledger: could not record uptimes in {paths.ledger_file} (see the log)\n")
+
+
 def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     instances = [settings.instance(n) for n in args.names] if args.names else list(settings.instances)
     if not instances:
@@ -85,6 +95,7 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
     secrets = SecretStore()
     hosts = [(build_ssh_host(i, settings, paths, secrets), i.hourly_rate) for i in instances]
     statuses = asyncio.run(collect_status(hosts, overall_timeout=settings.settings.connect_timeout_seconds + 20))
+    record_uptimes(statuses, paths)
     if args.json:
         print(json.dumps(status_json(statuses), ensure_ascii=False))
     else:

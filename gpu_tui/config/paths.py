@@ -43,6 +43,11 @@ class Paths:
         return self.data_dir / "id_ed25519"
 
     @property
+    def ledger_file(self) -> Path:
+        """The cost ledger (SQLite, WAL): billing intervals per instance, kept across restarts."""
+        return self.data_dir / "ledger.sqlite3"
+
+    @property
     def log_file(self) -> Path:
         return self.log_dir / "gpu-tui.log"
 

@@ -25,13 +25,14 @@ from textual.worker import Worker, WorkerCancelled, WorkerState
 
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
-from gpu_tui.services.events import GpuFrameReceived, StateChanged
+from gpu_tui.services.events import GpuFrameReceived, HostStatsReceived, StateChanged
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.job_actions import JobActions
 from gpu_tui.ui.power_actions import PowerActions
 from gpu_tui.ui.messages import JobEnded
 from gpu_tui.ui.screens.add import AddInstanceScreen, Added
 from gpu_tui.ui.screens.conda import CondaScreen
+from gpu_tui.ui.screens.cost import CostScreen
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
 from gpu_tui.ui.screens import (
     DetailScreen,
@@ -51,6 +52,8 @@ log = logging.getLogger(__name__)
 PAINT_SECONDS = 0.5
 """How often changed rows are repainted: a fleet streaming at 1 Hz then costs about two table
 renders a second instead of one per instance per second."""
+BUDGET_CHECK_SECONDS = 30
+"""How often today's cost is compared with settings.budget_daily."""
 HOST_KEY_STATES = ("host key changed", "unknown host key")
 RETRY_STATES = ("offline", "auth failed", "connecting", "stopped")
 
@@ -70,6 +73,7 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         Binding("c", "check", "Check", id="check"),
         Binding("e", "conda", "Conda", id="conda"),
         Binding("a", "add", "Add", id="add"),
+        Binding("dollar_sign", "cost", "Cost", id="cost"),
         Binding("S", "shutdown", "Shut down", id="shutdown"),
         Binding("Q", "shutdown_all", "Shut all+quit", id="shutdown_all"),
         Binding("j", "cursor(1)", "Down", show=False),
@@ -102,6 +106,7 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         self._fleet_worker: Worker[None] | None = None
         self._shutting: set[str] = set()
         self._idle_warned: set[str] = set()
+        self._budget_warned: str | None = None
         if self._keys:
             self.set_keymap(self._keys)
 
@@ -165,6 +170,11 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
                 self.call_later(self._paint_now)
         if isinstance(event, JobFinished):
             self.post_message(JobEnded(name, event.job))
+        elif isinstance(event, HostStatsReceived) and event.stats.uptime_seconds is not None:
+            # every sighting of an instance up is billing time, whatever its GPUs say
+            ledger = self.opened.ledger if self.opened else None
+            if ledger is not None and self.fleet is not None:
+                ledger.observe(name, event.stats.uptime_seconds, self.fleet.views[name].config.hourly_rate, event.stats.taken_at)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # workers run with exit_on_error=False so one failed action cannot close the dashboard;
@@ -207,6 +217,8 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         if self._fleet_worker is not None:
             with contextlib.suppress(asyncio.TimeoutError, TimeoutError, WorkerCancelled):
                 await asyncio.wait_for(self.workers.wait_for_complete([self._fleet_worker]), 5.0)
+        if self.opened is not None and self.opened.ledger is not None:
+            self.opened.ledger.close_db()  # writes what the throttle held back
         if self.opened is not None and self.opened.close is not None:
             await self.opened.close()
 
@@ -255,6 +267,27 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
                 table.show(view, now)  # cost and countdown cells; unchanged cells are skipped
             self.fleet_bar.refresh_from(self.fleet, now)
         self._warn_idle(now)
+        if int(now) % BUDGET_CHECK_SECONDS == 0:
+            self._warn_budget(now)
+
+    def _warn_budget(self, now: float) -> None:
+        """Once a day, when today's cost in the ledger passes settings.budget_daily."""
+        assert self.opened is not None
+        s, ledger = self.opened.settings.settings, self.opened.ledger
+        if ledger is None or s.budget_daily <= 0:
+            return
+        ledger.flush()
+        try:
+            today = sum(row.today for row in ledger.per_period(now))
+        except GpuTuiError as exc:
+            log.warning("budget check: %s", exc)
+            return
+        day = time.strftime("%Y-%m-%d", time.localtime(now))
+        if today > s.budget_daily and self._budget_warned != day:
+            self._budget_warned = day
+            self.notify(f"today's cost {s.currency}{today:.2f} has passed your daily budget of "
+                        f"{s.currency}{s.budget_daily:g} (burning {s.currency}{self.fleet.burn_rate() if self.fleet else 0:g}/h)",
+                        title="budget", severity="error", timeout=60)
 
     def _warn_idle(self, now: float) -> None:
         """One warning per idle stretch, when it passes idle_minutes."""
@@ -304,6 +337,8 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
             return self._job_check(action, view)
         if action in ("shutdown", "shutdown_all"):
             return self._power_check(action, view)
+        if action == "cost":
+            return self.opened is not None and self.opened.ledger is not None
         if action == "add":
             return self.opened is not None and self.opened.onboarder is not None
         if action in ("check", "conda"):
@@ -324,6 +359,10 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         view = self.selected()
         if view is not None and self.fleet is not None:
             self.push_screen(EnvCheckScreen(view.config, self.fleet.hosts[view.name]))
+
+    def action_cost(self) -> None:
+        if self.opened is not None and self.opened.ledger is not None:
+            self.push_screen(CostScreen(self.opened.ledger, self.opened.settings.settings.currency, self.clock))
 
     def action_add(self) -> None:
         if self.opened is None or self.opened.onboarder is None:

@@ -17,11 +17,16 @@ from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.local import LocalHost
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
+from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.onboard import Onboarder
 from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.source import FleetSource, Opened
 
 __all__ = ["build_app", "config_source", "demo_source", "local_source"]
+
+LEDGER_WRITE_SECONDS = 15.0
+"""The dashboard sees uptime every 5 s per instance; the ledger keeps one write per 15 s of it
+(a reboot or a new rate is written at once)."""
 
 
 def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None = None) -> FleetSource:
@@ -49,6 +54,7 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
     async def open_() -> Opened:
         return Opened(settings, list(hosts), trust, use_password=use_password, save_password=save_password,
                       onboarder=Onboarder(settings, paths, store),
+                      ledger=Ledger(paths.ledger_file, min_write_interval=LEDGER_WRITE_SECONDS),
                       make_host=lambda inst: build_ssh_host(inst, settings, paths, store))
 
     return FleetSource(

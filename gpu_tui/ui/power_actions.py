@@ -6,6 +6,8 @@ A mixin for GpuTuiApp so app.py stays about layout and updates.
 
 from __future__ import annotations
 
+import time
+
 from rich.text import Text
 
 from gpu_tui.config.settings import InstanceConfig
@@ -103,9 +105,12 @@ class PowerActions:
             results = await shutdown_many(targets, make_host)
         finally:
             self._shutting.difference_update(i.name for i in targets)
+        ledger = self.opened.ledger  # type: ignore[attr-defined]
         for r in results:
             if r.stopped and self.fleet is not None:
                 self.fleet.mark_stopped(r.name)
+                if ledger is not None:
+                    ledger.close(r.name, time.time(), "shutdown")
         self._report(results, quit_after)
 
     def _report(self, results: list[ShutdownResult], quit_after: bool) -> None:

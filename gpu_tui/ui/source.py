@@ -9,6 +9,7 @@ from pydantic import SecretStr
 
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.host import Host
+from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.onboard import Onboarder
 
 __all__ = ["FleetSource", "Opened"]
@@ -28,6 +29,9 @@ class Opened:
     """Store a password in the keyring; blocking (run it in a thread); raises SecretError."""
     onboarder: Onboarder | None = None
     """Adds instances to the config file (`a`); None for the demo and this machine."""
+    ledger: Ledger | None = None
+    """The cost ledger every observation updates; None for the demo (it would bill the user's
+    real ledger for simulated machines) and this machine."""
     make_host: Callable[[InstanceConfig], Host] | None = None
     """A fresh, unconnected host for an instance (shutdown verifies with one); None where
     gpu-tui does not power instances off (this machine, the demo)."""

@@ -3,9 +3,12 @@ instance down (its sessions end, its sshd stops)."""
 
 from __future__ import annotations
 
+import io
+import time
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from textual.widgets import Static
 
 from gpu_tui.ui.screens.confirm import ConfirmScreen
@@ -73,3 +76,31 @@ async def test_Q_from_the_guard_reports_each_and_quits(sshd_factory, tmp_path: P
         assert "stopped (verified" in text
         await pilot.press("enter")
     assert good.powered_off and not bad.powered_off and bad.is_running
+
+
+async def test_ledger_records_the_dashboard_and_closes_at_shutdown(sshd_instance, tmp_path: Path) -> None:
+    from gpu_tui.services.ledger import Ledger
+    from gpu_tui.ui.screens.cost import CostScreen
+
+    app = make_app(tmp_path, [sshd_instance])
+    async with app.run_test(size=(80, 24)) as pilot:
+        name = sshd_instance.name
+        await wait_for(pilot, lambda: app.fleet.views[name].stats is not None)
+        app.opened.ledger.flush()
+        with Ledger(tmp_path / "data" / "ledger.sqlite3") as reader:
+            assert [i.name for i in reader.intervals()] == [name]
+        await pilot.press("dollar_sign")
+        assert isinstance(app.screen, CostScreen)
+        await pilot.pause()
+        console = Console(width=80, record=True, color_system=None, file=io.StringIO())
+        console.print(app.screen.query_one("#cost-table", Static).content)
+        rows = [line.split() for line in console.export_text().splitlines()]
+        assert any(r and r[0] == name and r[1] == "¥1.50/h" for r in rows), rows
+        await pilot.press("escape")
+        await pilot.press("S")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=20)
+        await pilot.press("enter")
+    with Ledger(tmp_path / "data" / "ledger.sqlite3") as reader:
+        (interval,) = reader.intervals()
+        assert interval.name == name and interval.end <= time.time() and interval.end > time.time() - 30

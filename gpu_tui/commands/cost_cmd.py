@@ -1,0 +1,76 @@
+"""`gpu-tui cost [--json] [--since YYYY-MM-DD]`: billing time and cost per instance, from the ledger.
+
+The ledger is filled by every observation of an instance's uptime (the dashboard, `status`); an
+instance removed from the config still shows, by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from datetime import date
+
+from gpu_tui.commands import EXIT_OK, EXIT_USAGE
+from gpu_tui.config.paths import Paths
+from gpu_tui.config.settings import Settings
+from gpu_tui.core.cost import format_money
+from gpu_tui.core.ledgermath import NameTotal, midnight
+from gpu_tui.core.text import printable
+from gpu_tui.services.ledger import Ledger
+
+__all__ = ["run_cost", "cost_json", "format_cost_table", "parse_since"]
+
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def parse_since(text: str) -> date:
+    """`YYYY-MM-DD` -> date; ValueError with a message naming the option."""
+    try:
+        if not _DATE.fullmatch(text):
+            raise ValueError(text)
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--since wants a date as YYYY-MM-DD (e.g. 2025-01-31), got {text!r}") from None
+
+
+def cost_json(rows: list[NameTotal], currency: str) -> dict[str, object]:
+    """The CONTRACTS.md `cost --json` shape: money to cents, hours to 2 decimals."""
+    return {
+        "currency": currency,
+        "total": round(float(sum(r.cost for r in rows)), 2),
+        "instances": [{"name": r.name, "hours": round(r.hours, 2), "cost": round(r.cost, 2)} for r in rows],
+    }
+
+
+def format_cost_table(rows: list[NameTotal], currency: str, since: date | None) -> str:
+    head = f"since {since.isoformat()}" if since else "all time"
+    if not rows:
+        return f"{head}: nothing recorded (the ledger fills while the dashboard or `gpu-tui status` sees instances)"
+    table = [("NAME", "HOURS", "COST")]
+    table += [(printable(r.name), f"{r.hours:.2f}", format_money(round(r.cost, 2), currency)) for r in rows]
+    table.append(("TOTAL", f"{sum(r.hours for r in rows):.2f}", format_money(round(sum(r.cost for r in rows), 2), currency)))
+    w = [max(len(r[c]) for r in table) for c in range(3)]
+    lines = [f"{n.ljust(w[0])}  {h.rjust(w[1])}  {c.rjust(w[2])}" for n, h, c in table]
+    return "\n".join([head, *lines])
+
+
+def run_cost(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
+    since: date | None = None
+    if args.since is not None:
+        try:
+            since = parse_since(args.since)
+        except ValueError as exc:
+            sys.stderr.write(f"gpu-tui: {exc}\n")
+            return EXIT_USAGE
+    rows: list[NameTotal] = []
+    if paths.ledger_file.exists():  # a read never creates the ledger
+        with Ledger(paths.ledger_file) as ledger:
+            rows = ledger.totals(None if since is None else midnight(since))
+    currency = settings.settings.currency
+    if args.json:
+        print(json.dumps(cost_json(rows, currency), ensure_ascii=False))
+    else:
+        print(format_cost_table(rows, currency, since))
+    return EXIT_OK

@@ -1,0 +1,119 @@
+"""`$`: the cost ledger: per instance today / this week / this month / all time, and a plotext bar
+chart of the fleet's cost per day over the last 14 days. Reads the ledger every few seconds."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import date
+
+import plotext as plt
+from rich import box
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from gpu_tui.core.cost import format_money
+from gpu_tui.core.ledgermath import PeriodRow
+from gpu_tui.core.text import printable
+from gpu_tui.services.ledger import Ledger, LedgerError
+
+__all__ = ["CostScreen", "cost_table", "day_chart"]
+
+DAYS = 14
+
+
+def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
+    """One row per instance (by name) and a total row; money to cents."""
+
+    def money(v: float) -> str:
+        return format_money(round(v, 2), currency)
+
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, width=min(width, 80))
+    t.add_column("instance", overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
+    t.add_column("rate", justify="right", no_wrap=True)
+    for head in ("today", "week", "month", "all time"):
+        t.add_column(head, justify="right", no_wrap=True)
+    for r in rows:
+        t.add_row(
+            printable(r.name), f"{money(r.hourly_rate)}/h", money(r.today), money(r.week), money(r.month), money(r.all_time)
+        )
+    if len(rows) > 1:
+        t.add_section()
+        t.add_row(
+            Text("total", style="bold"), "",
+            *(Text(money(sum(getattr(r, f) for r in rows)), style="bold") for f in ("today", "week", "month", "all_time")),
+        )
+    return t
+
+
+def day_chart(days: list[tuple[date, dict[str, float]]], currency: str, *, width: int, height: int) -> Text:
+    """The fleet's cost per local day as vertical bars, labelled by day of month."""
+    plt.clf()
+    plt.limit_size(False, False)
+    plt.plotsize(max(30, width), max(6, height))
+    plt.theme("clear")
+    plt.title(f"{currency} per day, last {len(days)} days")
+    labels = [f"{d.day:02d}" for d, _ in days]
+    values = [round(sum(per.values()), 2) for _, per in days]
+    plt.bar(labels, values, color="green", width=0.6)
+    if not any(values):
+        plt.ylim(0, 1)
+    return Text.from_ansi(plt.build().rstrip("\n"))
+
+
+class CostScreen(Screen[None]):
+    """The ledger's view. Not bound to a key here: the dashboard pushes it (`$`)."""
+
+    BINDINGS = [Binding("escape,q,dollar_sign", "app.pop_screen", "Back")]
+    DEFAULT_CSS = """
+    CostScreen Static { height: auto; }
+    """
+    REFRESH_SECONDS = 5.0
+
+    def __init__(self, ledger: Ledger, currency: str, clock: Callable[[], float] = time.time) -> None:
+        super().__init__()
+        self._ledger = ledger
+        self._currency = currency
+        self._clock = clock
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="cost-head")
+            yield Static(id="cost-table")
+            yield Static(id="cost-chart")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.redraw()
+        self.set_interval(self.REFRESH_SECONDS, self.redraw)
+
+    def redraw(self) -> None:
+        now = self._clock()
+        width = max(40, min(self.size.width, 200) - 2)
+        head = Text("cost", style="bold")
+        head.append(f"  {time.strftime('%a %Y-%m-%d %H:%M', time.localtime(now))}", style="dim")
+        try:
+            self._ledger.flush()
+            rows = self._ledger.per_period(now)
+            days = self._ledger.daily(now, DAYS)
+        except LedgerError as exc:
+            self.query_one("#cost-head", Static).update(head.append(f"\n{exc.message}", style="bold red"))
+            return
+        self.query_one("#cost-head", Static).update(head)
+        table = self.query_one("#cost-table", Static)
+        chart = self.query_one("#cost-chart", Static)
+        if not rows:
+            table.update(Text("nothing recorded yet: the ledger fills while instances are seen up", style="dim"))
+            chart.update("")
+            return
+        tab = cost_table(rows, self._currency, width)
+        table.update(tab)
+        console = self.app.console
+        table_lines = len(console.render_lines(tab, console.options.update_width(width), pad=False))
+        used = 1 + table_lines + 1  # head, table, footer
+        chart.update(day_chart(days, self._currency, width=width, height=max(8, self.size.height - used)))
