@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from pydantic import SecretStr
+from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -25,6 +26,8 @@ from textual.worker import Worker, WorkerCancelled, WorkerState
 
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
+from gpu_tui.core.cost import format_money
+from gpu_tui.services.autodl_api import hours_left
 from gpu_tui.services.events import GpuFrameReceived, HostStatsReceived, StateChanged
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.job_actions import JobActions
@@ -52,6 +55,8 @@ log = logging.getLogger(__name__)
 PAINT_SECONDS = 0.5
 """How often changed rows are repainted: a fleet streaming at 1 Hz then costs about two table
 renders a second instead of one per instance per second."""
+BALANCE_SECONDS = 300
+"""How often the AutoDL balance is asked for (it changes by cents a minute)."""
 BUDGET_CHECK_SECONDS = 30
 """How often today's cost is compared with settings.budget_daily."""
 HOST_KEY_STATES = ("host key changed", "unknown host key")
@@ -107,6 +112,7 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         self._shutting: set[str] = set()
         self._idle_warned: set[str] = set()
         self._budget_warned: str | None = None
+        self._balance_timer: Timer | None = None
         if self._keys:
             self.set_keymap(self._keys)
 
@@ -153,6 +159,9 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         table.focus()
         self.refresh_panels()
         self._fleet_worker = self.run_worker(self.fleet.run(), name="fleet", exit_on_error=False)
+        if self.opened.balance is not None:
+            self._refresh_balance()
+            self._balance_timer = self.set_interval(BALANCE_SECONDS, self._refresh_balance)
         self._ticker = self.set_interval(1.0, self._tick)
         self._painter = self.set_interval(PAINT_SECONDS, self._paint)
 
@@ -209,7 +218,7 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
     async def on_unmount(self) -> None:
         # The tick must stop before the widgets it paints go away, and the monitors must finish
         # their clean-up (killing local subprocesses, closing channels) while the loop still runs.
-        for timer in (self._ticker, self._painter):
+        for timer in (self._ticker, self._painter, self._balance_timer):
             if timer is not None:
                 timer.stop()
         self._closing = True
@@ -269,6 +278,24 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         self._warn_idle(now)
         if int(now) % BUDGET_CHECK_SECONDS == 0:
             self._warn_budget(now)
+
+    @work(group="balance", exclusive=True, exit_on_error=False)
+    async def _refresh_balance(self) -> None:
+        assert self.opened is not None and self.opened.balance is not None
+        currency = self.opened.settings.settings.currency
+        try:
+            balance = await self.opened.balance()
+        except GpuTuiError as exc:
+            self.fleet_bar.note = Text(f"AutoDL balance: {exc.title}", style="dim")
+            log.warning("autodl balance: %s", exc)
+            return
+        burn = sum(v.config.hourly_rate for v in self.fleet.views.values() if v.billing and v.config.provider == "autodl") if self.fleet else 0.0
+        left = hours_left(balance, burn)
+        note = Text(f"AutoDL {format_money(balance.usable, currency)}")
+        if left is not None:
+            note.append(f" ~{left:.0f}h left" if left >= 1 else f" ~{left * 60:.0f}min left",
+                        style="bold red" if left < 24 else "")
+        self.fleet_bar.note = note
 
     def _warn_budget(self, now: float) -> None:
         """Once a day, when today's cost in the ledger passes settings.budget_daily."""

@@ -16,6 +16,7 @@ from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.local import LocalHost
+from gpu_tui.services.autodl_api import TOKEN_NAME, fetch_balance
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.onboard import Onboarder
@@ -51,8 +52,12 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
     def save_password(name: str, password: SecretStr) -> None:
         store.set_password(name, password)
 
+    # optional: AutoDL's balance, when an AutoDL instance is configured and its token stored
+    token = store.get_password(TOKEN_NAME) if any(i.provider == "autodl" for i in settings.instances) else None
+
     async def open_() -> Opened:
         return Opened(settings, list(hosts), trust, use_password=use_password, save_password=save_password,
+                      balance=(lambda: fetch_balance(token)) if token is not None else None,
                       onboarder=Onboarder(settings, paths, store),
                       ledger=Ledger(paths.ledger_file, min_write_interval=LEDGER_WRITE_SECONDS),
                       make_host=lambda inst: build_ssh_host(inst, settings, paths, store))

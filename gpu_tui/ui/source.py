@@ -9,6 +9,7 @@ from pydantic import SecretStr
 
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.host import Host
+from gpu_tui.services.autodl_api import Balance
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.onboard import Onboarder
 
@@ -32,6 +33,8 @@ class Opened:
     ledger: Ledger | None = None
     """The cost ledger every observation updates; None for the demo (it would bill the user's
     real ledger for simulated machines) and this machine."""
+    balance: Callable[[], Awaitable[Balance]] | None = None
+    """Fetch the AutoDL account balance (a developer token is stored); None otherwise."""
     make_host: Callable[[InstanceConfig], Host] | None = None
     """A fresh, unconnected host for an instance (shutdown verifies with one); None where
     gpu-tui does not power instances off (this machine, the demo)."""

@@ -21,6 +21,8 @@ class FleetBar(Static):
         self._title = title
         self._currency = currency
         self._last: Text | None = None
+        self.note: Text | None = None
+        """Shown after the totals (the AutoDL balance and how long it lasts)."""
 
     def refresh_from(self, fleet: Fleet, now: float) -> None:
         views = list(fleet.views.values())
@@ -33,6 +35,9 @@ class FleetBar(Static):
         t.append(f"{format_money(fleet.burn_rate(), self._currency)}/h", style="bold yellow")
         t.append("  so far ")
         t.append(format_money(fleet.cost_so_far(now), self._currency), style="bold")
+        if self.note is not None:
+            t.append("  ")
+            t.append_text(self.note)
         if t != self._last:  # repaint only when the text changed
             self._last = t
             self.update(t, layout=False)  # one fixed row: never a relayout

@@ -1,0 +1,84 @@
+"""AutoDL's documented balance API (https://www.autodl.com/docs/common_api/), optional.
+
+`POST {base}/api/v1/dev/wallet/balance` with the developer token (console -> settings ->
+developer token) as the whole `Authorization` header; the reply is
+`{"code": "Success", "msg": "", "data": {"assets": N, "accumulate": N, "voucher_balance": N}}`
+with amounts in 1/1000 yuan. The token lives in the keyring under `provider:autodl`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+from pydantic import SecretStr
+
+from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
+
+__all__ = ["Balance", "fetch_balance", "api_base", "TOKEN_NAME", "hours_left"]
+
+DEFAULT_BASE = "https://api.autodl.com"
+TOKEN_NAME = "provider:autodl"
+"""The keyring username of the developer token (CONTRACTS: provider tokens)."""
+
+
+def api_base() -> str:
+    """The API's base URL; `GPU_TUI_AUTODL_API` overrides it (a proxy, or a test server)."""
+    return os.environ.get("GPU_TUI_AUTODL_API", DEFAULT_BASE).rstrip("/")
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    """The account's money, in yuan."""
+
+    assets: float
+    """`assets`: the current balance."""
+    voucher: float
+    """`voucher_balance`: vouchers still usable."""
+    spent: float
+    """`accumulate`: everything spent so far."""
+
+    @property
+    def usable(self) -> float:
+        return self.assets + self.voucher
+
+
+def hours_left(balance: Balance, burn_per_hour: float) -> float | None:
+    """When the money runs out at this burn rate (None when nothing burns)."""
+    return balance.usable / burn_per_hour if burn_per_hour > 0 else None
+
+
+def _parse(body: bytes) -> Balance:
+    try:
+        reply = json.loads(body)
+        if reply.get("code") != "Success":
+            raise RemoteError(f"AutoDL balance API: {reply.get('msg') or reply.get('code') or 'refused'}")
+        data = reply["data"]
+        return Balance(assets=int(data["assets"]) / 1000, voucher=int(data.get("voucher_balance", 0)) / 1000,
+                       spent=int(data.get("accumulate", 0)) / 1000)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise RemoteError(f"AutoDL balance API: an answer gpu-tui cannot read: {body[:120]!r}") from None
+
+
+def _post(url: str, token: str, timeout: float) -> bytes:
+    req = urllib.request.Request(url, data=b"", method="POST", headers={"Authorization": token})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (https, or a test server)
+            return resp.read(65536)
+    except urllib.error.HTTPError as exc:
+        if exc.code in (401, 403):
+            raise AuthFailed("AutoDL balance API refused the developer token (check console -> settings)") from None
+        raise RemoteError(f"AutoDL balance API: HTTP {exc.code}") from None
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        raise Unreachable(f"AutoDL balance API: {getattr(exc, 'reason', exc)}") from None
+
+
+async def fetch_balance(token: SecretStr, *, base: str | None = None, timeout: float = 10.0) -> Balance:
+    """The balance, fetched in a thread (urllib blocks); RemoteError saying why not."""
+    url = f"{base or api_base()}/api/v1/dev/wallet/balance"
+    body = await asyncio.to_thread(_post, url, token.get_secret_value(), timeout)
+    return _parse(body)

@@ -1,0 +1,99 @@
+"""The AutoDL balance client against a local HTTP server that answers as AutoDL's documentation
+shows (https://www.autodl.com/docs/common_api/); nothing ever calls out."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
+from gpu_tui.services.autodl_api import Balance, fetch_balance, hours_left
+
+TOKEN = "dev-token-123"
+
+
+class FakeAutoDL(BaseHTTPRequestHandler):
+    reply: dict | bytes = {"code": "Success", "data": {"assets": 123450, "accumulate": 990000, "voucher_balance": 10000}, "msg": ""}
+    seen: list[tuple[str, str, str | None]] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.seen.append(("POST", self.path, self.headers.get("Authorization")))
+        if self.path != "/api/v1/dev/wallet/balance":
+            self.send_error(404)
+            return
+        if self.headers.get("Authorization") != TOKEN:
+            self.send_response(401)
+            self.end_headers()
+            return
+        body = self.reply if isinstance(self.reply, bytes) else json.dumps(self.reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    FakeAutoDL.seen = []
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), FakeAutoDL)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+async def test_balance_as_documented(server: str) -> None:
+    b = await fetch_balance(SecretStr(TOKEN), base=server)
+    assert b == Balance(assets=123.45, voucher=10.0, spent=990.0)
+    assert FakeAutoDL.seen == [("POST", "/api/v1/dev/wallet/balance", TOKEN)]  # the token is the whole header
+    assert hours_left(b, 3.96) == pytest.approx(133.45 / 3.96)
+    assert hours_left(b, 0) is None
+
+
+async def test_errors_are_one_clear_line(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(AuthFailed, match="developer token"):
+        await fetch_balance(SecretStr("wrong"), base=server)
+    monkeypatch.setattr(FakeAutoDL, "reply", {"code": "AuthorizeFailed", "msg": "token 已失效", "data": None})
+    with pytest.raises(RemoteError, match="token 已失效"):
+        await fetch_balance(SecretStr(TOKEN), base=server)
+    monkeypatch.setattr(FakeAutoDL, "reply", b"<html>maintenance</html>")
+    with pytest.raises(RemoteError, match="cannot read"):
+        await fetch_balance(SecretStr(TOKEN), base=server)
+    with pytest.raises(Unreachable):
+        await fetch_balance(SecretStr(TOKEN), base="http://127.0.0.1:9", timeout=2)
+
+
+@pytest.mark.sshd
+async def test_the_fleet_bar_shows_the_balance(server: str, sshd_instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpu_tui.config.paths import Paths
+    from gpu_tui.config.secrets import SecretStore
+    from gpu_tui.config.settings import parse_settings
+    from gpu_tui.ui.factory import build_app, config_source
+
+    from sshhelp import config_text
+
+    monkeypatch.setenv("GPU_TUI_AUTODL_API", server)
+    text = config_text([sshd_instance]) + 'provider = "autodl"\n'
+    settings = parse_settings(text)
+    paths = Paths(tmp_path / "config.toml", tmp_path / "data", tmp_path / "log", tmp_path / "x", tmp_path / "y")
+    paths.data_dir.mkdir(parents=True)
+    store = SecretStore(environ={"GPU_TUI_PASSWORD_PROVIDER_AUTODL": TOKEN})
+    app = build_app(config_source(settings, paths, store), settings)
+    async with app.run_test(size=(100, 24)) as pilot:
+        for _ in range(100):
+            if app.fleet_bar.note is not None:
+                break
+            await pilot.pause(0.1)
+        assert app.fleet_bar.note.plain.startswith("AutoDL ¥133.45")
