@@ -36,7 +36,7 @@ async def _stream(host: Host, command: str) -> int:
         stopped = await proc.cancel()
         sys.stderr.write(f"gpu-tui: {host.name}: cancelled; " + ("conda stopped\n" if stopped else "conda may still be running\n"))
         return EXIT_INTERRUPTED
-    return 0 if proc.exit_status is None else proc.exit_status
+    return 1 if proc.exit_status is None else proc.exit_status  # None: it never said (the link dropped)
 
 
 def _confirm(question: str) -> bool:

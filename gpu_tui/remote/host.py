@@ -34,6 +34,10 @@ class LineStream(abc.ABC):
     def exit_status(self) -> int | None:
         """The exit status once the command ended, else None."""
 
+    async def wait_exit(self) -> int | None:
+        """After the output ended: the exit status, waiting briefly for it to arrive."""
+        return self.exit_status
+
 
 class ByteStream(abc.ABC):
     """Raw stdout chunks of a long-running command (a log tail: offsets count these bytes)."""

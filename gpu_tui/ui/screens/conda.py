@@ -41,7 +41,8 @@ def screen_line(line: str) -> str:
 
 class CondaScreen(Screen[None]):
     BINDINGS = [
-        Binding("escape,q", "back", "Back"),
+        Binding("escape", "back", "Back"),
+        Binding("q", "back_q", "Back", show=False),  # its own action: the footer groups by action
         Binding("n", "create", "New env"),
         Binding("i", "install", "Install"),
         Binding("d", "remove", "Remove"),
@@ -61,7 +62,8 @@ class CondaScreen(Screen[None]):
         self._inst, self._host = inst, host
         self.install: CondaInstall | None = None
         self.proc: Killable | None = None
-        self.loading = True
+        self.listing = True
+        self._enabled: tuple[bool | None, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"conda on {self._inst.name}: looking for conda…", style="bold"), id="title")
@@ -86,16 +88,16 @@ class CondaScreen(Screen[None]):
 
     @work(exclusive=True, group="conda-list", exit_on_error=False)
     async def reload(self) -> None:
-        self.loading = True
-        self.refresh_bindings()
+        self.listing = True
+        self._bindings_changed()
         title = self.query_one("#title", Static)
         try:
             await self._load(title)
         except GpuTuiError as exc:
             title.update(Text(f"conda on {self._inst.name}: {exc.title}: {exc.message}", style="red"))
         finally:
-            self.loading = False
-            self.refresh_bindings()
+            self.listing = False
+            self._bindings_changed()
 
     async def _load(self, title: Static) -> None:
         install = await condasvc.conda_envs(self._host)
@@ -127,7 +129,7 @@ class CondaScreen(Screen[None]):
         if action == "cancel":
             return True if busy else None
         if action in BUSY_ACTIONS:
-            if busy or (self.loading and action != "refresh"):
+            if busy or (self.listing and action != "refresh"):
                 return None
             if action in ("create", "init"):
                 return True if self.install is not None else None
@@ -137,7 +139,15 @@ class CondaScreen(Screen[None]):
         return True
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
-        self.refresh_bindings()
+        self._bindings_changed()
+
+    def _bindings_changed(self) -> None:
+        """Rebuild the footer only when a key's enabled state changed: each rebuild recomposes
+        it, and rebuilds in quick succession (a list being filled) can leave it blank."""
+        state = tuple(self.check_action(b.action, ()) for b in self.BINDINGS if isinstance(b, Binding))
+        if state != self._enabled:
+            self._enabled = state
+            self.refresh_bindings()
 
     def action_refresh(self) -> None:
         self.reload()
@@ -198,7 +208,7 @@ class CondaScreen(Screen[None]):
     def _start(self, op: CondaOp | None) -> None:
         if op is not None and self.proc is None:
             self.proc = Killable(self._host, op.command)
-            self.refresh_bindings()
+            self._bindings_changed()
             self.run_op(op, self.proc)
 
     @work(exclusive=True, group="conda-op", exit_on_error=False)
@@ -215,7 +225,7 @@ class CondaScreen(Screen[None]):
             raise
         finally:
             self.proc = None
-            self.refresh_bindings()
+            self._bindings_changed()
         if proc.cancelled:
             out.write_line("cancelled")
         elif proc.exit_status == 0:
@@ -235,6 +245,9 @@ class CondaScreen(Screen[None]):
     async def cancel_op(self, proc: Killable) -> None:
         if not await proc.cancel():
             self.notify(f"{self._inst.name}: conda did not stop; it may still be running there", severity="error")
+
+    def action_back_q(self) -> None:
+        self.action_back()
 
     def action_back(self) -> None:
         proc = self.proc

@@ -44,7 +44,11 @@ def checks_text(name: str, checks: list[Check], env: str | None = None) -> Text:
 
 
 class EnvCheckScreen(Screen[None]):
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back"), Binding("r", "recheck", "Check again")]
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("q", "app.pop_screen", "Back", show=False),  # its own action: the footer groups by action
+        Binding("r", "recheck", "Check again"),
+    ]
     DEFAULT_CSS = """
     EnvCheckScreen #picker { height: 1; padding: 0 2; margin-top: 1; }
     EnvCheckScreen #picker > Label { width: 16; }
@@ -66,6 +70,9 @@ class EnvCheckScreen(Screen[None]):
         with VerticalScroll():
             yield Static(id="checks")
         yield Footer()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
 
     def on_mount(self) -> None:
         self.load_envs()
