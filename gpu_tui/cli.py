@@ -15,9 +15,13 @@ from pathlib import Path
 from gpu_tui import __version__
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from gpu_tui.commands.add_args import add_add_parsers
+from gpu_tui.commands.autostop_args import add_autostop_parser
+from gpu_tui.commands.cost_args import add_cost_parser
 from gpu_tui.commands.env_args import add_conda_parser, add_env_parser
 from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
+from gpu_tui.commands.power_args import add_power_parsers
 from gpu_tui.commands.ssh_args import add_ssh_parser
+from gpu_tui.commands.sync_args import add_sync_parser, is_transport
 from gpu_tui.config.logsetup import setup_logging
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings, load_settings
@@ -45,10 +49,14 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("names", nargs="*", metavar="NAME", help="instances to ask (default: all)")
 
     add_add_parsers(sub)
+    add_cost_parser(sub)
+    add_power_parsers(sub)
     add_job_parsers(sub)
     add_env_parser(sub)
     add_conda_parser(sub)
     add_ssh_parser(sub)
+    add_sync_parser(sub)
+    add_autostop_parser(sub)
 
     demo = sub.add_parser("demo", help="the dashboard on a simulated fleet (no account needed)")
     demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help="fleet size, 1-64")
@@ -89,6 +97,9 @@ def _dashboard(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
             source = demo_source()
         elif choice == "local":
             source = local_source(settings)
+        elif choice == "config":  # the welcome screen added the first instance
+            settings, paths = _load(args)
+            source = config_source(settings, paths)
         else:
             return EXIT_OK
 
@@ -111,7 +122,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if is_transport(words):  # rsync's remote shell (`sync`): not argparse, its words are rsync's
+        from gpu_tui.commands.sync_cmd import run_transport
+
+        return run_transport(words)
+    args = parse_args(words)
     try:
         settings, paths = _load(args)
         setup_logging(paths.log_file, debug=args.debug)
@@ -119,6 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gpu_tui.commands.status import run_status
 
             return run_status(args, settings, paths)
+        if args.command == "cost":
+            from gpu_tui.commands.cost_cmd import run_cost
+
+            return run_cost(args, settings, paths)
+        if args.command == "shutdown":
+            from gpu_tui.commands.power_cmd import run_shutdown
+
+            return run_shutdown(args, settings, paths)
         if args.command in ("add", "remove"):
             from gpu_tui.commands.add_cmd import run_add, run_remove
 
@@ -131,10 +155,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             from gpu_tui.commands.ssh_cmd import run_ssh
 
             return run_ssh(args, settings, paths)
+        if args.command == "sync":
+            from gpu_tui.commands.sync_cmd import run_sync_command
+
+            return run_sync_command(args, settings, paths)
         if args.command == "env":
             from gpu_tui.commands.env import run_env
 
             return run_env(args, settings, paths)
+        if args.command == "autostop":
+            from gpu_tui.commands.autostop_cmd import run_autostop
+
+            return run_autostop(args, settings, paths)
         if args.command in JOB_COMMANDS:
             from gpu_tui.commands.jobs import run_job_command
 

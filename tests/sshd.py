@@ -17,7 +17,7 @@ Layout of a session root (``SshdSession.root``, a 0755 dir under /tmp)::
         sshd_config  sshd.log  sshd.pid (sshd's PidFile)  listener.pid (ours)  launch.sh
         known_hosts                   "[127.0.0.1]:PORT ssh-ed25519 AAAA..." for OpenSSH clients
         bin/nvidia-smi  bin/shutdown  installed fakes (absolute interpreter, paths baked in)
-        nvsmi/capture gpus mode stray_line   the fake nvidia-smi's state (re-read every tick)
+        nvsmi/capture gpus mode stray_line utilization   the fake nvidia-smi's state (re-read every tick)
         conda/version delay unavailable      the fake conda's state (all users' installs; re-read
                                       every call; set_conda_version(), set_conda_delay())
         home/<user>/.bashrc .profile  each user's HOME on this instance
@@ -793,6 +793,16 @@ class SshdInstance:
 
     def set_stray_line(self, text: str) -> None:
         self._write_state("stray_line", text)
+
+    def set_utilization(self, percent: int | str | Iterable[int | str] | None) -> None:
+        """Pin utilization.gpu (exact, no wobble): one value for every GPU, or one per GPU (the
+        last repeats); a string such as ``"[N/A]"`` is served as is. None: the capture's again."""
+        path = self.nvsmi_dir / "utilization"
+        if percent is None:
+            path.unlink(missing_ok=True)
+            return
+        values = [percent] if isinstance(percent, (int, str)) else list(percent)
+        self._write_state("utilization", ",".join(str(v) for v in values))
 
     def remove_nvidia_smi(self) -> None:
         """Simulate a CPU-only instance: ``nvidia-smi`` is no longer found (exit 127)."""

@@ -68,6 +68,10 @@ class SecretStore:
         """Hold a password typed in this session, in memory only."""
         self._memory[name] = password
 
+    def remembered(self, name: str) -> SecretStr | None:
+        """A password typed in this session (memory only; never blocks)."""
+        return self._memory.get(name)
+
     def get_password(self, name: str) -> SecretStr | None:
         """The instance's password, or None when none is stored anywhere."""
         if name in self._memory:

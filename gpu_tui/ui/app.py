@@ -37,6 +37,7 @@ from gpu_tui.ui.messages import JobEnded
 from gpu_tui.ui.screens.add import AddInstanceScreen, Added
 from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.cost import CostScreen
+from gpu_tui.ui.screens.sync import SyncScreen
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
 from gpu_tui.ui.screens import (
     DetailScreen,
@@ -53,7 +54,7 @@ __all__ = ["GpuTuiApp"]
 
 DASHBOARD_ACTIONS = frozenset({
     "quit", "help", "detail", "run_job", "logs", "stop_job", "check", "conda", "add", "cost",
-    "shutdown", "shutdown_all", "cursor", "trust_key", "reconnect",
+    "shutdown", "shutdown_all", "cursor", "trust_key", "reconnect", "sync",
 })
 """The dashboard's own actions: off while another screen is on top (`e` on the conda screen
 must not open a second one); Textual's own (`app.pop_screen`...) stay on."""
@@ -85,6 +86,7 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         Binding("x", "stop_job", "Stop job", id="stop_job"),
         Binding("c", "check", "Check", id="check"),
         Binding("e", "conda", "Conda", id="conda"),
+        Binding("y", "sync", "Sync", id="sync"),
         Binding("a", "add", "Add", id="add"),
         Binding("dollar_sign", "cost", "Cost", id="cost"),
         Binding("S", "shutdown", "Shut down", id="shutdown"),
@@ -384,6 +386,11 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
             return self._job_check(action, view)
         if action in ("shutdown", "shutdown_all"):
             return self._power_check(action, view)
+        if action == "sync":
+            # the configured instances only: rsync's transport reads the config file
+            if not (self.source.remote and self.opened is not None and self.opened.onboarder is not None):
+                return False
+            return True if view is not None and view.state == "online" else None
         if action == "cost":
             return self.opened is not None and self.opened.ledger is not None
         if action == "add":
@@ -406,6 +413,13 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         view = self.selected()
         if view is not None and self.fleet is not None:
             self.push_screen(EnvCheckScreen(view.config, self.fleet.hosts[view.name]))
+
+    def action_sync(self) -> None:
+        view = self.selected()
+        if view is None or self.fleet is None or self.opened is None:
+            return
+        self.push_screen(SyncScreen(view.config, self.fleet.hosts[view.name], config_path=self.source.config_path or None,
+                                    password=self.opened.typed_password(view.name)))
 
     def action_cost(self) -> None:
         if self.opened is not None and self.opened.ledger is not None:

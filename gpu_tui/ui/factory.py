@@ -60,7 +60,8 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
                       balance=(lambda: fetch_balance(token)) if token is not None else None,
                       onboarder=Onboarder(settings, paths, store),
                       ledger=Ledger(paths.ledger_file, min_write_interval=LEDGER_WRITE_SECONDS),
-                      make_host=lambda inst: build_ssh_host(inst, settings, paths, store))
+                      make_host=lambda inst: build_ssh_host(inst, settings, paths, store),
+                      typed_password=store.remembered)
 
     return FleetSource(
         title=str(paths.config_file),

@@ -35,6 +35,8 @@ class Opened:
     real ledger for simulated machines) and this machine."""
     balance: Callable[[], Awaitable[Balance]] | None = None
     """Fetch the AutoDL account balance (a developer token is stored); None otherwise."""
+    typed_password: Callable[[str], SecretStr | None] = lambda name: None
+    """A password typed in this session, for child processes (rsync's transport, the shell)."""
     make_host: Callable[[InstanceConfig], Host] | None = None
     """A fresh, unconnected host for an instance (shutdown verifies with one); None where
     gpu-tui does not power instances off (this machine, the demo)."""

@@ -1,0 +1,147 @@
+"""`gpu-tui sync NAME push|pull [LOCAL] [REMOTE]`, and `_transport`, rsync's remote shell."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import shutil
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from gpu_tui.commands import EXIT_OK
+from gpu_tui.config.logsetup import setup_logging
+from gpu_tui.config.paths import Paths
+from gpu_tui.config.secrets import SecretStore
+from gpu_tui.config.settings import Settings, load_settings
+from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.syncplan import SyncProgress, summary_json, summary_line
+from gpu_tui.core.text import human_bytes, printable
+from gpu_tui.services.hosts import build_ssh_host
+from gpu_tui.services.sync import Transport, check_direction, plan_sync, run_sync
+from gpu_tui.services.sync_transport import pump, remote_command
+
+__all__ = ["ProgressPrinter", "run_sync_command", "run_transport"]
+
+EXIT_INTERRUPTED = 130
+TRANSPORT_FAILED = 255
+"""What ssh exits with when it cannot connect; rsync reports it as a connection problem."""
+
+
+class ProgressPrinter:
+    """One line rewritten in place on a terminal; elsewhere a line at each quarter."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self._next_quarter = 25
+        self._width = 0
+
+    def __call__(self, p: SyncProgress) -> None:
+        frac = p.fraction
+        size = human_bytes(p.done) + (f" of {'~' if p.percent is not None else ''}{human_bytes(p.total)}" if p.total else "")
+        if self.tty:
+            pct = f"{frac * 100:3.0f}%" if frac is not None else "   -"
+            width = max(20, shutil.get_terminal_size().columns - 1)
+            text = f"{pct}  {size}  {printable(p.current)}"[:width]
+            self._width = width
+            self.stream.write("\r" + text.ljust(width))
+            self.stream.flush()
+        elif frac is not None and frac * 100 >= self._next_quarter:
+            self.stream.write(f"sync: {int(frac * 100)}% ({size})\n")
+            self.stream.flush()
+            self._next_quarter = (int(frac * 100) // 25 + 1) * 25
+
+    def clear(self) -> None:
+        if self.tty and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0
+
+
+def _cancel_on_signals(task: asyncio.Task[int]) -> None:
+    """SIGTERM / SIGHUP cancel like Ctrl+C does, so rsync is stopped and partial files kept."""
+    loop = asyncio.get_running_loop()
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, task.cancel)
+
+
+def run_sync_command(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
+    inst = settings.instance(args.name)
+    check_direction(args.direction)
+    secrets = SecretStore()
+    password = secrets.get_password(inst.name)
+    if password is not None:
+        secrets.remember(inst.name, password)  # build_ssh_host asks again: no second keyring call
+    host = build_ssh_host(inst, settings, paths, secrets)
+    transport = Transport(str(paths.config_file.resolve()), inst.name, password)
+    printer = ProgressPrinter(sys.stderr)
+
+    async def go() -> int:
+        task = asyncio.current_task()
+        assert task is not None
+        _cancel_on_signals(task)  # type: ignore[arg-type]
+        await host.connect()
+        try:
+            job = await plan_sync(
+                host, inst, args.direction, args.local, args.remote, transport=transport,
+                force_sftp=args.sftp, dry_run=args.dry_run, bwlimit_kib=args.bwlimit,
+            )
+            if job.method == "sftp" and not args.sftp:
+                sys.stderr.write(f"gpu-tui: {job.why}: using SFTP\n")
+            try:
+                summary = await run_sync(host, job, transport=transport, on_progress=printer)
+            finally:
+                printer.clear()
+        finally:
+            await host.close()
+        if args.json:
+            print(json.dumps(summary_json(summary, inst.name), ensure_ascii=False))
+        else:
+            print(summary_line(summary, inst.name))
+        return EXIT_OK
+
+    try:
+        return asyncio.run(go())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        sys.stderr.write(f"gpu-tui: {inst.name}: sync cancelled; run it again to resume (unfinished files are kept)\n")
+        return EXIT_INTERRUPTED
+
+
+def run_transport(words: Sequence[str]) -> int:
+    """`[--config CFG] _transport NAME [-l USER] HOST CMD...`: pump rsync's protocol over SSH."""
+    w = list(words)
+    config: str | None = None
+    if w[0].startswith("--config="):
+        config, w = w[0].split("=", 1)[1], w[1:]
+    elif w[0] == "--config":
+        config, w = w[1], w[2:]
+    name, rest = w[1], w[2:]
+    try:
+        paths = Paths.default(Path(config) if config else None)
+        settings = load_settings(paths.config_file, must_exist=True)
+        setup_logging(paths.log_file)
+        inst = settings.instance(name)
+        command = remote_command(rest)
+        host = build_ssh_host(inst, settings, paths, SecretStore())
+
+        async def go() -> int:
+            await host.connect()
+            try:
+                return await pump(host, command)
+            finally:
+                await host.close()
+
+        return asyncio.run(go())
+    except GpuTuiError as exc:
+        sys.stderr.write(f"gpu-tui: {name}: {exc.title}: {exc.message}\n")
+        return TRANSPORT_FAILED
+    except KeyboardInterrupt:
+        return TRANSPORT_FAILED

@@ -1,0 +1,45 @@
+"""Durations as users type them (`30s`, `15m`, `1h`, `1h30m`) and as gpu-tui prints them.
+
+Pure: `parse_duration` turns text into whole seconds or raises InputError with an example;
+`format_duration` is its inverse (the shortest spelling, `90` -> `1m30s`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpu_tui.core.errors import InputError
+
+__all__ = ["parse_duration", "format_duration", "MAX_DURATION_SECONDS"]
+
+MAX_DURATION_SECONDS = 30 * 24 * 3600
+"""Thirty days: longer is a typo, not a plan."""
+
+_UNITS = {"h": 3600, "m": 60, "s": 1}
+_FORM = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
+
+
+def parse_duration(text: str, *, what: str = "duration") -> int:
+    """`30s` / `15m` / `1h` / `1h30m` / `2m30s` -> seconds (>= 1). Units h, m, s in that order,
+    each at most once; no bare numbers (is `15` seconds or minutes?), no fractions."""
+    raw = text.strip().lower()
+    m = _FORM.fullmatch(raw)
+    if not raw or m is None or not any(m.groups()):
+        hint = f"; did you mean {raw}m?" if raw.isdigit() else ""
+        raise InputError(f"{what} {text!r}: write it like 30s, 15m, 1h or 1h30m{hint}")
+    seconds = sum(int(n) * _UNITS[u] for n, u in zip(m.groups(), "hms") if n)
+    if seconds < 1:
+        raise InputError(f"{what} {text!r}: must be at least 1s")
+    if seconds > MAX_DURATION_SECONDS:
+        raise InputError(f"{what} {text!r}: must be at most {format_duration(MAX_DURATION_SECONDS)}")
+    return seconds
+
+
+def format_duration(seconds: int) -> str:
+    """Seconds -> `1h30m`, `15m`, `45s`, `2m5s` (`0s` for zero or less)."""
+    seconds = int(seconds)
+    if seconds <= 0:
+        return "0s"
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return "".join(f"{n}{u}" for n, u in ((h, "h"), (m, "m"), (s, "s")) if n)
