@@ -10,7 +10,10 @@ the states a user meets: a training box, an idle one still billing, an 8-GPU box
 Jobs are simulated too (demo/jobs.py, demo/jobscripts.py): the training box has a gpu-tui job
 running with a growing tqdm log (`l` shows it, `x` stops it), the idle box one that finished
 ~50 minutes ago, and `r` starts a simulated training run (never the command typed) that ends
-after `job_seconds` (2.5 min). Conda is at /root/miniconda3 with envs `llm` and `py311`.
+after `job_seconds` (2.5 min). Conda is at /root/miniconda3 with envs `llm` and `py311`, and
+the conda manager (`e`) works: create, remove, conda/pip install and `conda init` stream
+conda's and pip's output over a few seconds (`conda_seconds`, 6 s for a create) and change the
+env list when they finish; `x` cancels one (demo/condasim.py).
 Easter egg, to see the failure alert: a command with the word `oom` in it (`python train.py
 --oom`) fails with a CUDA out-of-memory traceback, exit 1, about 40 % of the way through.
 

@@ -13,8 +13,10 @@ optionally a `tick` to repeat every `interval` seconds for as long as the channe
   reading /proc/stat; a loop (`while :; do`) repeats at its `sleep N`, with the compute apps
   every `$((i % N))`-th iteration, as the real script does.
 - gpu-tui's job and conda scripts and commands (list, start, stop, log window and follow,
-  prune, runner install, conda discovery): answered from the instance's simulated job table,
-  see jobscripts.py; nothing the user types is run.
+  prune, runner install, conda discovery, env pythons and sizes; the conda manager's create,
+  remove, install, pip install and init, streamed, and their cancel): answered from the
+  instance's simulated job table and conda install, see jobscripts.py and condasim.py;
+  nothing the user types is run.
 - `true`, `false`, `exit N`, `hostname`; anything else: `sh: 1: CMD: not found`, exit 127.
 """
 
@@ -26,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_tui.demo import envprobe, jobscripts
+from gpu_tui.demo import condasim, envprobe, jobscripts
 from gpu_tui.demo.program import Program
 from gpu_tui.demo.simulate import InstanceSim, format_timestamp
 from gpu_tui.services.probes import APPS_MARK, END_MARK
@@ -397,6 +399,9 @@ def _stats_probe(script: str, sim: InstanceSim) -> Program:
 
 def plan(command: str, sim: InstanceSim) -> Program:
     """What `sim` answers to `command` (an SSH exec request)."""
+    whole = jobscripts.plan_line(command, sim, lambda inner: plan(inner, sim))
+    if whole is not None:
+        return whole
     try:
         argv = _words(command)
     except ValueError:
@@ -431,6 +436,9 @@ def plan(command: str, sim: InstanceSim) -> Program:
     if prog == "hostname":
         return Program(stdout=sim.hostname + "\n")
     if prog.startswith("python") and len(argv) >= 3 and argv[1] == "-c":
+        in_env = condasim.module_probe(argv[0], argv[2], sim)
+        if in_env is not None:
+            return in_env
         gpu_ok = _nvidia_smi(["--query-gpu=name", "--format=csv,noheader"], sim).status == 0
         answer = envprobe.module_probe(argv[2], sim, gpu_ok)
         if answer is not None:

@@ -19,6 +19,7 @@ import asyncssh
 
 from gpu_tui.config.settings import InstanceConfig, Settings, SettingsSection
 from gpu_tui.core.errors import ConfigError
+from gpu_tui.demo.condasim import CONDA_SECONDS
 from gpu_tui.demo.jobs import JOB_SECONDS
 from gpu_tui.demo.profiles import MAX_INSTANCES, Profile, fleet_profiles
 from gpu_tui.demo.server import HOST, DemoServer
@@ -83,11 +84,13 @@ async def start_demo_fleet(
     drop_every: float = DROP_EVERY_S,
     drop_for: float = DROP_FOR_S,
     job_seconds: float = JOB_SECONDS,
+    conda_seconds: float = CONDA_SECONDS,
 ) -> DemoFleet:
     """The default fleet (six varied instances), or `instances` (1-64) cycling through it.
 
     `drop_every` / `drop_for`: how often (about) the flaky instances drop and for how long.
     `job_seconds`: how long (on `clock`) a job started in the demo runs (demo/jobs.py).
+    `conda_seconds`: how long (real seconds) a simulated `conda create` takes (demo/condasim.py).
     Raises ConfigError for an instance count out of range.
     """
     try:
@@ -95,7 +98,14 @@ async def start_demo_fleet(
     except ValueError:
         raise ConfigError(f"--instances must be a whole number from 1 to {MAX_INSTANCES} (got {instances!r})") from None
     return await start_fleet(
-        profiles, workdir=workdir, seed=seed, clock=clock, drop_every=drop_every, drop_for=drop_for, job_seconds=job_seconds
+        profiles,
+        workdir=workdir,
+        seed=seed,
+        clock=clock,
+        drop_every=drop_every,
+        drop_for=drop_for,
+        job_seconds=job_seconds,
+        conda_seconds=conda_seconds,
     )
 
 
@@ -108,6 +118,7 @@ async def start_fleet(
     drop_every: float = DROP_EVERY_S,
     drop_for: float = DROP_FOR_S,
     job_seconds: float = JOB_SECONDS,
+    conda_seconds: float = CONDA_SECONDS,
 ) -> DemoFleet:
     """Start one server per profile (names must be unique)."""
     names = [p.name for p in profiles]
@@ -118,7 +129,9 @@ async def start_fleet(
     servers: dict[str, DemoServer] = {}
     passwords: dict[str, str] = {}
     for index, profile in enumerate(profiles):
-        sim = InstanceSim(profile, seed=seed, index=index, clock=clock, job_seconds=job_seconds)
+        sim = InstanceSim(
+            profile, seed=seed, index=index, clock=clock, job_seconds=job_seconds, conda_seconds=conda_seconds
+        )
         passwords[profile.name] = secrets.token_urlsafe(12)
         # ed25519 keys cost ~0.1 ms each: one per server, as real instances have
         key = asyncssh.generate_private_key("ssh-ed25519")

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpu_tui.core.jobs import JobRequest
+from gpu_tui.demo.condasim import CONDA_EXE, CONDA_ROOT, CONDA_SECONDS, START_ENVS, CondaSim
 from gpu_tui.demo.profiles import JobSpec, Profile
 from gpu_tui.services.jobs import RUNNER_VERSION
 
@@ -39,6 +40,7 @@ __all__ = [
     "JOB_SECONDS",
     "HOME",
     "STATE_DIR",
+    "CONDA_ROOT",
     "CONDA_EXE",
     "CONDA_ENVS",
     "RunShape",
@@ -53,10 +55,8 @@ JOB_SECONDS = 150.0
 HOME = "/root"
 STATE_DIR = HOME + "/.gpu-tui"
 """The state dir as `state_dir_path` resolves it (the default `~/.gpu-tui`, logged in as root)."""
-CONDA_ROOT = "/root/miniconda3"
-CONDA_EXE = CONDA_ROOT + "/bin/conda"
-CONDA_ENVS = ("llm", "py311")
-"""Environments besides `base`."""
+CONDA_ENVS = tuple(name for name, _, _ in START_ENVS if name != "base")
+"""Environments besides `base` when the fleet starts (demo/condasim.py; `conda create` adds more)."""
 
 RUNNER_NAME = f"job-runner-v{RUNNER_VERSION}.sh"
 """The runner file gpu-tui ships to `<state_dir>/bin/` (services/jobs.py)."""
@@ -337,7 +337,8 @@ def _header(gpu_name: str, gpu_count: int, note: str | None) -> str:
 
 
 class JobTable:
-    """One demo instance's jobs, its runner install and its conda, as the job scripts see them."""
+    """One demo instance's jobs, its runner install and its conda (`conda`, demo/condasim.py), as
+    the job and conda scripts see them."""
 
     def __init__(
         self,
@@ -347,6 +348,7 @@ class JobTable:
         t0: float,
         seed_key: str,
         job_seconds: float = JOB_SECONDS,
+        conda_seconds: float = CONDA_SECONDS,
     ) -> None:
         self.profile = profile
         self.clock = clock
@@ -356,6 +358,8 @@ class JobTable:
         """Runner scripts installed in `<state_dir>/bin/` (their file names)."""
         self._rng = random.Random(f"gpu-tui-demo-jobs:{seed_key}")
         self._next_pid = 20_000 + self._rng.randrange(20_000)
+        self.conda = CondaSim(new_pid=self.new_pid, seed_key=seed_key, seconds=conda_seconds)
+        """The instance's conda install: envs, and conda/pip operations (pids from this table's counter)."""
         for spec in profile.jobs:
             self._add_existing(spec, t0)
 
@@ -382,7 +386,8 @@ class JobTable:
 
     # ------------------------------------------------------------------ writing
 
-    def _pid(self) -> int:
+    def new_pid(self) -> int:
+        """A pid no other simulated process (job, conda operation) of this instance has had."""
         self._next_pid += self._rng.randint(3, 40)
         return self._next_pid
 
@@ -395,7 +400,7 @@ class JobTable:
             id=job_id, command=spec.command, cwd=spec.cwd, conda_env=spec.conda_env, conda_prefix=prefix, name=spec.name
         )
         shape = RunShape(t.steps_per_epoch, t.epochs, t.it_per_s, t.loss_start, t.loss_end)
-        job = self._make(job_id, req.to_json(), spec.command, started, shape, pid=spec.pid or self._pid(), note=None)
+        job = self._make(job_id, req.to_json(), spec.command, started, shape, pid=spec.pid or self.new_pid(), note=None)
         job.advance(t0, history=True)
         self.jobs[job_id] = job
         self.runners.add(RUNNER_NAME)
@@ -428,7 +433,7 @@ class JobTable:
         if len(first) > 100:
             first = first[:99] + "…"
         note = f"[gpu-tui demo] `{first}` is not run: a simulated training run stands in for it"
-        job = self._make(job_id, json_line, command, now, shape, pid=self._pid(), note=note)
+        job = self._make(job_id, json_line, command, now, shape, pid=self.new_pid(), note=note)
         job.advance(now)
         self.jobs[job_id] = job
         return job
@@ -459,5 +464,6 @@ class JobTable:
         return path == "/" or any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
     def conda_prefixes(self) -> list[str]:
-        return [CONDA_ROOT] + [f"{CONDA_ROOT}/envs/{e}" for e in CONDA_ENVS]
+        """`conda env list`'s prefixes now: base first (created and removed envs included)."""
+        return self.conda.prefixes()
 

@@ -1,5 +1,6 @@
-"""The demo's answers to gpu-tui's job and conda scripts (services/jobs.py, services/conda.py),
-from the instance's simulated job table (demo/jobs.py). Nothing is executed.
+"""The demo's answers to gpu-tui's job and conda scripts (services/jobs.py, services/conda.py,
+services/killable.py), from the instance's simulated job table (demo/jobs.py) and conda install
+(demo/condasim.py, which does the conda part). Nothing is executed.
 
 gpu-tui sends most of them as `sh -c SCRIPT`; each is recognised by text only it has, and the
 values it carries (the job directory, the window size, ...) are read from its own lines:
@@ -14,10 +15,28 @@ values it carries (the job directory, the window size, ...) are read from its ow
 | jobs `_STOP`               | `stop_requested` and `kill -s`, `d=DIR`              | `stopped INT`, ...      |
 | `state_dir_path`           | exactly `cd DIR 2>/dev/null && pwd -P`               | /root/.gpu-tui          |
 | conda `FIND_CONDA_SCRIPT`  | the script itself, or `bin/conda` and `[ -x`         | /root/miniconda3/bin/conda |
+| conda `env_pythons`        | each line `printf ...; if [ -x P/bin/python ]; ...`  | `NAME<TAB>Python 3.x.y` |
+| conda `env_sizes`          | each line `printf ...; (du -sk ... P) ... cut -f 1`  | `NAME<TAB>KIB`          |
 
 and as plain commands: `tail -c [+]N [-F|-f] -- DIR/log` (the summary read and the log
-follow: a stream of the log's new bytes from the offset on), `rm -rf -- DIR...` (prune) and
-`/root/miniconda3/bin/conda env list [--json]` / `--version`.
+follow: a stream of the log's new bytes from the offset on), `rm -rf -- DIR...` (prune),
+`/root/miniconda3/bin/conda env list [--json]` / `--version`, and (demo/condasim.py) these
+command lines as they come, before they are split into words (`plan_line`):
+
+| command line (services/...)                      | answer                                            |
+|--------------------------------------------------|---------------------------------------------------|
+| killable `echo "@gpu-tui-pid $$"; exec CMD`      | `@gpu-tui-pid N` (a fake pid), then CMD's answer  |
+|   CMD = `CONDA create -n NAME python=X -y 2>&1`  | conda 24.x's output over ~6 s; the env then exists |
+|   CMD = `CONDA env remove -n NAME -y 2>&1`       | ... over ~4 s, then it is gone; base: exit 1      |
+|   CMD = `CONDA install -n ENV -y PKG... 2>&1`    | ... over ~5 s; `no-such-*`: PackagesNotFoundError |
+|   CMD = `PREFIX/bin/python -m pip install PKG... 2>&1` | pip 24.x's output over 4-8 s; `no-such-*`: exit 1 |
+|   CMD = `CONDA init bash 2>&1`                   | `no change ...` lines (the demo's .bashrc has it) |
+|   CMD = anything else                            | commands.plan's answer to CMD                     |
+| killable's cancel `kill -s SIG -- -N ...; true`  | stops operation N (its exit 128+SIG), exit 0      |
+| killable's check `kill -0 -- -N ... (or N)`      | 0 while operation N runs, else 1                  |
+
+`PREFIX/bin/python -c <module probe>` (services/envcheck.py) answers from the env's packages
+(condasim.module_probe, via commands.plan): no torch in `py311` or a new env until installed.
 
 A job is named by its directory `<state_dir>/jobs/<id>`: only the id is used (the demo has one
 state dir). Anything else falls through (None) to commands.plan's `not found`.
@@ -32,6 +51,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gpu_tui.core.jobs import JOB_ID_RE, JOB_MARK
+from gpu_tui.demo import condasim
 from gpu_tui.demo.jobs import CONDA_EXE, STATE_DIR, JobTable
 from gpu_tui.demo.program import Program
 from gpu_tui.services.conda import FIND_CONDA_SCRIPT
@@ -39,7 +59,7 @@ from gpu_tui.services.conda import FIND_CONDA_SCRIPT
 if TYPE_CHECKING:
     from gpu_tui.demo.simulate import InstanceSim
 
-__all__ = ["plan_script", "plan_command", "FOLLOW_INTERVAL"]
+__all__ = ["plan_script", "plan_command", "plan_line", "FOLLOW_INTERVAL"]
 
 FOLLOW_INTERVAL = 0.25
 """How often a followed log is checked for new bytes (GNU tail -F: 1 s, or at once with inotify)."""
@@ -185,6 +205,10 @@ def plan_script(script: str, sim: InstanceSim) -> Program | None:
         return _state_dir(m[1], table)
     if script.strip() == FIND_CONDA_SCRIPT.strip() or ("bin/conda" in script and "[ -x" in script):
         return Program(stdout=CONDA_EXE + "\n")
+    if "/bin/python --version" in script:
+        return condasim.pythons_script(script, sim)
+    if "du -sk" in script and "cut -f 1" in script:
+        return condasim.sizes_script(script, sim)
     return None
 
 
@@ -266,33 +290,21 @@ def _rm(args: list[str], table: JobTable) -> Program:
     return Program(stderr="".join(errors), status=1 if errors else 0)
 
 
-def _conda(args: list[str], table: JobTable) -> Program:
-    if args == ["--version"] or args == ["-V"]:
-        return Program(stdout="conda 24.9.2\n")
-    if args[:2] == ["env", "list"] or args[:2] == ["info", "--envs"]:
-        prefixes = table.conda_prefixes()
-        if "--json" in args[2:]:
-            return Program(stdout=json.dumps({"envs": prefixes}, indent=2) + "\n")
-        root = prefixes[0]
-        rows = [("base", root)] + [(p.rsplit("/", 1)[-1], p) for p in prefixes[1:]]
-        width = max(len(n) for n, _ in rows) + 2
-        text = "# conda environments:\n#\n" + "".join(
-            f"{n:<{width}}{'*' if p == root else ' '}  {p}\n" for n, p in rows
-        )
-        return Program(stdout=text + "\n")
-    return Program(
-        stderr=f"conda (gpu-tui demo): `conda {' '.join(args)}` is not simulated; try `conda env list`\n", status=2
-    )
-
-
 _COMMANDS: dict[str, Callable[[list[str], JobTable], Program | None]] = {"tail": _tail, "rm": _rm}
+
+
+def plan_line(command: str, sim: InstanceSim, fallback: Callable[[str], Program]) -> Program | None:
+    """The answer to a command line read as a whole (before it is split into words), if it is
+    one of the conda manager's: Killable's wrapper, the kills (condasim.plan_line)."""
+    return condasim.plan_line(command, sim, fallback)
 
 
 def plan_command(argv: list[str], sim: InstanceSim) -> Program | None:
     """The answer to a plain command line (its words, redirections dropped), if it is one of
     gpu-tui's job or conda commands."""
     table: JobTable = sim.jobs
-    if argv[0] == CONDA_EXE:
-        return _conda(argv[1:], table)
+    conda = condasim.plain(argv, sim)
+    if conda is not None:
+        return conda
     handler = _COMMANDS.get(argv[0])
     return handler(argv[1:], table) if handler is not None else None

@@ -28,6 +28,10 @@ class Program:
     first_interval: float | None = None
     """The gap between tick 0 and tick 1, when it differs from `interval`."""
     tick: Callable[[int], Output] | None = None
+    exit_when: Callable[[], int | None] | None = None
+    """When set (with `tick`): asked after each tick; once it gives a status, the stream ends with
+    that exit status (a simulated command that runs for a while and exits, like `conda create`).
+    Without it a stream runs until the client closes the channel."""
     on_stdin: Callable[[bytes], Program] | None = None
     """When set: the command reads its stdin to the end first (the client's EOF); the answer is
     then `on_stdin(data)`, and the rest of this Program is ignored."""

@@ -2,7 +2,8 @@
 login, exec requests answered by commands.plan, and (for a flaky profile) drops.
 
 Built on asyncssh's session API rather than process streams: a long-lived stream is one
-`loop.call_at` timer per channel writing one string per tick, cancelled when the channel closes.
+`loop.call_at` timer per channel writing one string per tick, cancelled when the channel closes
+(or, for a Program with `exit_when`, once that gives an exit status: the command has ended).
 Channels carry bytes (a job's log is followed by byte offset); text is sent UTF-8 encoded. A
 command that reads its stdin (a job's start, the runner install) is answered after the client's
 EOF, from what it sent (Program.on_stdin).
@@ -124,6 +125,11 @@ class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
                 if data:
                     chan.write(_bytes(data))
             self._i += 1
+            status = program.exit_when() if program.exit_when is not None else None
+            if status is not None:
+                self._stop()
+                chan.exit(status)
+                return
         except OSError:  # BrokenPipeError: the channel is closing
             return
         except Exception:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from gpu_tui.demo.condasim import CONDA_SECONDS
 from gpu_tui.demo.jobs import JOB_SECONDS, JobTable
 from gpu_tui.demo.profiles import AppSpec, Profile, TrainingSpec, Workload
 
@@ -158,6 +159,7 @@ class InstanceSim:
         index: int,
         clock: Callable[[], float],
         job_seconds: float = JOB_SECONDS,
+        conda_seconds: float = CONDA_SECONDS,
     ) -> None:
         rng = random.Random(f"gpu-tui-demo:{seed}:{index}:{profile.name}")
         self.profile = profile
@@ -190,7 +192,9 @@ class InstanceSim:
         self._iowait = total * 0.004
         self._idle = total - self._user - self._system - self._softirq - self._iowait
         self._load = profile.cpu_count * share
-        self.jobs = JobTable(profile, clock=clock, t0=self.t0, seed_key=f"{seed}:{index}", job_seconds=job_seconds)
+        self.jobs = JobTable(
+            profile, clock=clock, t0=self.t0, seed_key=f"{seed}:{index}", job_seconds=job_seconds, conda_seconds=conda_seconds
+        )
         """gpu-tui jobs on this instance (demo/jobs.py), with their own RNG: the readings above
         do not depend on them."""
 
