@@ -38,6 +38,7 @@ from gpu_tui.ui.screens.add import AddInstanceScreen, Added
 from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.cost import CostScreen
 from gpu_tui.ui.screens.sync import SyncScreen
+from gpu_tui.ui.shell import open_shell, shell_possible
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
 from gpu_tui.ui.screens import (
     DetailScreen,
@@ -54,7 +55,7 @@ __all__ = ["GpuTuiApp"]
 
 DASHBOARD_ACTIONS = frozenset({
     "quit", "help", "detail", "run_job", "logs", "stop_job", "check", "conda", "add", "cost",
-    "shutdown", "shutdown_all", "cursor", "trust_key", "reconnect", "sync",
+    "shutdown", "shutdown_all", "cursor", "trust_key", "reconnect", "sync", "shell",
 })
 """The dashboard's own actions: off while another screen is on top (`e` on the conda screen
 must not open a second one); Textual's own (`app.pop_screen`...) stay on."""
@@ -87,6 +88,7 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         Binding("c", "check", "Check", id="check"),
         Binding("e", "conda", "Conda", id="conda"),
         Binding("y", "sync", "Sync", id="sync"),
+        Binding("t", "shell", "Shell", id="shell"),
         Binding("a", "add", "Add", id="add"),
         Binding("dollar_sign", "cost", "Cost", id="cost"),
         Binding("S", "shutdown", "Shut down", id="shutdown"),
@@ -386,6 +388,8 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
             return self._job_check(action, view)
         if action in ("shutdown", "shutdown_all"):
             return self._power_check(action, view)
+        if action == "shell":
+            return shell_possible(self, view)
         if action == "sync":
             # the configured instances only: rsync's transport reads the config file
             if not (self.source.remote and self.opened is not None and self.opened.onboarder is not None):
@@ -413,6 +417,11 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         view = self.selected()
         if view is not None and self.fleet is not None:
             self.push_screen(EnvCheckScreen(view.config, self.fleet.hosts[view.name]))
+
+    def action_shell(self) -> None:
+        view = self.selected()
+        if view is not None:
+            open_shell(self, view)
 
     def action_sync(self) -> None:
         view = self.selected()
