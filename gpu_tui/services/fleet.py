@@ -27,12 +27,12 @@ from gpu_tui.services.events import (
     ProcessesReceived,
     StateChanged,
 )
-from gpu_tui.services.jobwatch import JobFinished, JobsReceived, JobWatcher
+from gpu_tui.services.jobwatch import AutostopReceived, JobFinished, JobsReceived, JobWatcher
 from gpu_tui.services.monitor import HostMonitor
 
 __all__ = ["Fleet", "FleetEvent", "InstanceView"]
 
-FleetEvent = MonitorEvent | JobsReceived | JobFinished
+FleetEvent = MonitorEvent | JobsReceived | JobFinished | AutostopReceived
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +58,8 @@ class InstanceView:
     """The instance's jobs, oldest first (refreshed every few seconds while online)."""
     jobs_listed: bool = False
     """A job listing has arrived at least once (until then `jobs` is empty for lack of news)."""
+    autostop: AutostopReceived | None = None
+    """The autostop watchdog's last known state (read every 15 s while online)."""
     gpus_idle_since: float | None = None
     """When every GPU last went below the idle threshold (None: some GPU is busy, or unknown)."""
 
@@ -149,6 +151,8 @@ class Fleet:
         view = self.views[event.name]
         if isinstance(event, JobsReceived):
             view.jobs, view.jobs_listed = event.jobs, True
+        elif isinstance(event, AutostopReceived):
+            view.autostop = event
         elif isinstance(event, GpuFrameReceived):
             view.frame = event.frame
             view.history.append(event.frame)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,20 +17,33 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.jobs import JobFacts, JobInfo
 from gpu_tui.remote.host import Host
+from gpu_tui.core.autostop import AutostopStatus
 from gpu_tui.services import jobs as jobsvc
+from gpu_tui.services.autostop import read_status
 
-__all__ = ["JobsReceived", "JobFinished", "JobWatcher", "JOB_POLL_SECONDS"]
+__all__ = ["AutostopReceived", "JobsReceived", "JobFinished", "JobWatcher", "JOB_POLL_SECONDS", "AUTOSTOP_POLL_EVERY"]
 
 log = logging.getLogger(__name__)
 
 JOB_POLL_SECONDS = 5.0
 WATCH_SUMMARY_BYTES = 64 * 1024  # the log end read each poll per running job
+AUTOSTOP_POLL_EVERY = 3
+"""The autostop watchdog's status is read every 3rd job poll (15 s): it decides once per 15 s."""
 
 
 @dataclass(frozen=True, slots=True)
 class JobsReceived:
     name: str
     jobs: tuple[JobInfo, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AutostopReceived:
+    """The on-instance autostop watchdog's state, read at `fetched_at` (time.monotonic())."""
+
+    name: str
+    status: AutostopStatus
+    fetched_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +59,7 @@ class JobWatcher:
         self,
         host: Host,
         inst: InstanceConfig,
-        emit: Callable[[JobsReceived | JobFinished], None],
+        emit: Callable[[JobsReceived | JobFinished | AutostopReceived], None],
         *,
         is_online: Callable[[], bool],
         interval: float = JOB_POLL_SECONDS,
@@ -57,6 +71,7 @@ class JobWatcher:
         self._poke = asyncio.Event()
         self._states: dict[str, str] | None = None  # None until the first listing
         self._failures = 0
+        self._polls = 0
 
     def poke(self) -> None:
         """List again now (after the user started or stopped a job)."""
@@ -83,6 +98,10 @@ class JobWatcher:
                 try:
                     await self.poll_once()
                     self._failures = 0
+                    if self._polls % AUTOSTOP_POLL_EVERY == 0:
+                        status = await read_status(self.host, self.inst)
+                        self._emit(AutostopReceived(self.inst.name, status, time.monotonic()))
+                    self._polls += 1
                 except RemoteError as exc:
                     self._failures += 1
                     # a locked-down host may refuse the listing: say so once, then quietly

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from rich.text import Text
 
 from gpu_tui.core.text import printable
@@ -25,6 +27,12 @@ class HostPanel(TextPanel):
         t = Text()
         if v is None or v.state != "online":
             return t
+        if v.autostop is not None and v.autostop.status.armed:
+            # the watchdog decides every 15 s; count down from when its state was read
+            words = v.autostop.status.summary(elapsed=time.monotonic() - v.autostop.fetched_at)
+            failed = v.autostop.status.state == "failed" or v.autostop.status.failure
+            t.append(words, style="bold red" if failed else "bold cyan")
+            t.append("  (on the instance: it fires with the laptop closed)\n", style="dim")
         idle = v.idle_seconds(now) if now is not None else None
         if idle is not None and self.idle_after is not None and idle >= self.idle_after:
             spent = v.config.hourly_rate * idle / 3600

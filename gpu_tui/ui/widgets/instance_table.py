@@ -36,6 +36,8 @@ def _state_with_job(v: InstanceView, now: float, idle_after: float | None = None
     if job is not None and v.state == "online":
         t.append(" ")
         t.append_text(job_mark(job))
+    if v.autostop is not None and v.autostop.status.armed and v.state == "online":
+        t.append(" ⏻", style="bold cyan")  # autostop armed: the host panel says when
     return t
 
 
