@@ -108,7 +108,10 @@ class JobWatcher:
                     (log.info if self._failures == 1 else log.debug)("%s: job list: %s", self.inst.name, exc)
             self._poke.clear()
             try:
-                # not online yet: look again soon, so jobs show right after the first connect
-                await asyncio.wait_for(self._poke.wait(), self._interval if online else 0.5)
-            except (asyncio.TimeoutError, TimeoutError):
+                # not online yet: look again soon, so jobs show right after the first connect.
+                # asyncio.timeout, not wait_for: on 3.11 a cancel racing wait_for's own timeout
+                # could leave this task stuck "cancelling" and the app's exit waiting on it
+                async with asyncio.timeout(self._interval if online else 0.5):
+                    await self._poke.wait()
+            except TimeoutError:
                 pass

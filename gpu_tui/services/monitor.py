@@ -70,8 +70,10 @@ class HostMonitor:
 
     async def _sleep_or_wake(self, seconds: float | None) -> None:
         self._wake.clear()
-        with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
-            await asyncio.wait_for(self._wake.wait(), seconds)
+        # asyncio.timeout rather than wait_for: see JobWatcher.run (a cancel racing the timeout)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
 
     async def run(self) -> None:
         attempt = 0
