@@ -65,6 +65,8 @@ log = logging.getLogger(__name__)
 PAINT_SECONDS = 0.5
 """How often changed rows are repainted: a fleet streaming at 1 Hz then costs about two table
 renders a second instead of one per instance per second."""
+KEY_NAMES = {"question_mark": "?", "dollar_sign": "$"}
+"""How the help screen writes keys Textual names in words."""
 BALANCE_SECONDS = 300
 """How often the AutoDL balance is asked for (it changes by cents a minute)."""
 BUDGET_CHECK_SECONDS = 30
@@ -459,8 +461,9 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
             b = binding if isinstance(binding, Binding) else Binding(*binding)
             if b.id is None:
                 continue
-            key = self._keys.get(b.id, b.key)
-            rows.append((key, b.id, b.description))
+            key = KEY_NAMES.get(self._keys.get(b.id, b.key), self._keys.get(b.id, b.key))
+            here = self._dashboard_check(b.action) is not False
+            rows.append((key, b.id, b.description if here else f"{b.description} (not here)"))
         rows.append(("ctrl+p", "", "command palette: every action by name"))
         self.push_screen(HelpScreen(rows))
 
