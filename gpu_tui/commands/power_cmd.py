@@ -1,4 +1,5 @@
-"""`gpu-tui shutdown NAME...|--all [--yes]`: verified shutdown from a shell, in parallel."""
+"""`gpu-tui shutdown NAME...|--all [--yes] [--no-sync]`: verified shutdown from a shell, in
+parallel; an instance with sync configured has its results pulled first."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from gpu_tui.core.errors import InputError
 from gpu_tui.remote.host import Host
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.ledger import Ledger
-from gpu_tui.services.power import shutdown_many
+from gpu_tui.services.power import pull_before, shutdown_many
 
 __all__ = ["run_shutdown"]
 
@@ -46,7 +47,12 @@ def run_shutdown(args: argparse.Namespace, settings: Settings, paths: Paths) -> 
     def make_host(inst: InstanceConfig) -> Host:
         return build_ssh_host(inst, settings, paths, secrets)
 
-    results = asyncio.run(shutdown_many(targets, make_host))
+    before = None
+    pulled = [i.name for i in targets if i.sync.local is not None]
+    if pulled and not args.no_sync:
+        print(f"pulling the results of {', '.join(pulled)} first (sync pull; --no-sync skips it)")
+        before = pull_before(make_host, str(paths.config_file.resolve()), secrets.remembered)
+    results = asyncio.run(shutdown_many(targets, make_host, before=before))
     with Ledger(paths.ledger_file) as ledger:
         for r in results:
             if r.stopped:

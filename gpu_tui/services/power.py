@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+
+from pydantic import SecretStr
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import AuthFailed, ConnectionLost, GpuTuiError, RemoteError, Unreachable
 from gpu_tui.core.power import shutdown_line
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import sh_c
+from gpu_tui.services.sync import Transport, plan_sync, run_sync
 
-__all__ = ["ShutdownResult", "shutdown_instance", "shutdown_many", "VERIFY_SECONDS"]
+__all__ = ["Before", "ShutdownResult", "shutdown_instance", "shutdown_many", "VERIFY_SECONDS", "pull_before"]
 
 VERIFY_SECONDS = 30.0
 """How long the far end gets to close the connection after the shutdown command."""
@@ -68,14 +71,25 @@ async def _still_reachable(make_host: Callable[[], Host]) -> str | None:
     return "it still accepts logins"
 
 
+Before = Callable[[InstanceConfig], Awaitable[str | None]]
+"""A step before the shutdown (pull the results): None when done, else why the instance must
+stay up (it is then not shut down)."""
+
+
 async def shutdown_instance(
-    inst: InstanceConfig, make_host: Callable[[], Host], *, verify_seconds: float = VERIFY_SECONDS
+    inst: InstanceConfig, make_host: Callable[[], Host], *, verify_seconds: float = VERIFY_SECONDS,
+    before: Before | None = None,
 ) -> ShutdownResult:
     """Shut one instance down and verify it; never raises for the instance's own failures."""
     started = time.monotonic()
 
     def result(stopped: bool, detail: str) -> ShutdownResult:
         return ShutdownResult(inst.name, stopped, detail, round(time.monotonic() - started, 2))
+
+    if before is not None:
+        why = await before(inst)
+        if why is not None:
+            return result(False, f"not shut down: {why}")
 
     try:
         line = shutdown_line(inst.provider, provider_id=inst.provider_id, override=inst.shutdown_command)
@@ -103,10 +117,35 @@ async def shutdown_instance(
 
 
 async def shutdown_many(
-    instances: Iterable[InstanceConfig], make_host: Callable[[InstanceConfig], Host], *, verify_seconds: float = VERIFY_SECONDS
+    instances: Iterable[InstanceConfig], make_host: Callable[[InstanceConfig], Host], *, verify_seconds: float = VERIFY_SECONDS,
+    before: Before | None = None,
 ) -> list[ShutdownResult]:
     """Every instance at once; results in the order given."""
     insts = list(instances)
     return list(await asyncio.gather(*(
-        shutdown_instance(i, lambda i=i: make_host(i), verify_seconds=verify_seconds) for i in insts
+        shutdown_instance(i, lambda i=i: make_host(i), verify_seconds=verify_seconds, before=before) for i in insts
     )))
+
+
+def pull_before(make_host: Callable[[InstanceConfig], Host], config_path: str,
+                password: Callable[[str], SecretStr | None] = lambda name: None) -> Before:
+    """A `before` step that pulls each instance's sync dirs (`sync.local` set) first; one
+    without sync configured goes straight to its shutdown."""
+
+    async def pull(inst: InstanceConfig) -> str | None:
+        if inst.sync.local is None:
+            return None
+        host = make_host(inst)
+        try:
+            await host.connect()
+            transport = Transport(config_path, inst.name, password(inst.name))
+            job = await plan_sync(host, inst, "pull", transport=transport)
+            await run_sync(host, job, transport=transport)
+        except GpuTuiError as exc:
+            return (f"pulling its results first failed ({exc.title}: {exc.message}); to shut it down anyway: "
+                    "--no-sync on the command line, or 'Shut down' without pulling in the dashboard")
+        finally:
+            await host.close()
+        return None
+
+    return pull

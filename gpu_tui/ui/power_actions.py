@@ -14,9 +14,8 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.cost import format_money
 from gpu_tui.core.text import printable
 from gpu_tui.services.fleet import Fleet, InstanceView
-from gpu_tui.services.power import ShutdownResult, shutdown_many
-from gpu_tui.ui.screens.confirm import ConfirmScreen
-from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownReportScreen, report_text
+from gpu_tui.services.power import ShutdownResult, pull_before, shutdown_many
+from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownConfirmScreen, ShutdownReportScreen, report_text
 
 __all__ = ["PowerActions"]
 
@@ -60,24 +59,37 @@ class PowerActions:
         view = self.selected()  # type: ignore[attr-defined]
         if view is None or not self._can_power():
             return
+        can_pull = view.config.sync.local is not None
         question = Text.assemble(
             "Shut down ", (view.name, "bold"), f" ({self._rate_text([view])})?", _jobs_line([view]),
+            (f"\n\np pulls {view.config.sync.remote or view.config.workdir or '~'} into {view.config.sync.local} first."
+             if can_pull else "", ""),
             ("\n\nThe provider's shutdown runs on the instance; it counts as stopped once the link "
              "closes and a fresh login fails.", "dim"),
         )
-        self.push_screen(ConfirmScreen(question, yes="Shut down"),  # type: ignore[attr-defined]
-                         lambda yes: self._shut([view.config], quit_after=False) if yes else None)
+
+        def answer(choice: str | None) -> None:
+            if choice is not None:
+                self._shut([view.config], quit_after=False, pull=choice == "pull")
+
+        self.push_screen(ShutdownConfirmScreen(question, can_pull=can_pull), answer)  # type: ignore[attr-defined]
 
     def action_shutdown_all(self) -> None:
         views = self._billing()
         if not views or not self._can_power():
             return
+        pulls = [v.name for v in views if v.config.sync.local is not None]
         question = Text.assemble(
             "Shut down every billing instance, then quit?\n", (", ".join(v.name for v in views), "bold"),
             f"  ({self._rate_text(views)})", _jobs_line(views),
+            (f"\n\np pulls the results of {', '.join(pulls)} first." if pulls else "", ""),
         )
-        self.push_screen(ConfirmScreen(question, yes="Shut all down"),  # type: ignore[attr-defined]
-                         lambda yes: self._shut([v.config for v in views], quit_after=True) if yes else None)
+
+        def answer(choice: str | None) -> None:
+            if choice is not None:
+                self._shut([v.config for v in views], quit_after=True, pull=choice == "pull")
+
+        self.push_screen(ShutdownConfirmScreen(question, can_pull=bool(pulls), yes="Shut all down"), answer)  # type: ignore[attr-defined]
 
     async def action_quit(self) -> None:
         views = self._billing() if self._can_power() else []
@@ -93,16 +105,19 @@ class PowerActions:
 
         self.push_screen(QuitGuardScreen([v.name for v in views], self._rate_text(views)), answer)  # type: ignore[attr-defined]
 
-    def _shut(self, targets: list[InstanceConfig], *, quit_after: bool) -> None:
+    def _shut(self, targets: list[InstanceConfig], *, quit_after: bool, pull: bool = False) -> None:
         names = [i.name for i in targets]
         self._shutting.update(names)
-        self.notify(f"shutting down {', '.join(names)}…", timeout=5)  # type: ignore[attr-defined]
-        self.run_worker(self._shut_worker(targets, quit_after), group="shutdown", exit_on_error=False)  # type: ignore[attr-defined]
+        how = "pulling results, then shutting down" if pull else "shutting down"
+        self.notify(f"{how} {', '.join(names)}…", timeout=5)  # type: ignore[attr-defined]
+        self.run_worker(self._shut_worker(targets, quit_after, pull), group="shutdown", exit_on_error=False)  # type: ignore[attr-defined]
 
-    async def _shut_worker(self, targets: list[InstanceConfig], quit_after: bool) -> None:
-        make_host = self.opened.make_host  # type: ignore[attr-defined]
+    async def _shut_worker(self, targets: list[InstanceConfig], quit_after: bool, pull: bool) -> None:
+        opened = self.opened  # type: ignore[attr-defined]
+        make_host = opened.make_host
+        before = pull_before(make_host, self.source.config_path, opened.typed_password) if pull else None  # type: ignore[attr-defined]
         try:
-            results = await shutdown_many(targets, make_host)
+            results = await shutdown_many(targets, make_host, before=before)
         finally:
             self._shutting.difference_update(i.name for i in targets)
         ledger = self.opened.ledger  # type: ignore[attr-defined]

@@ -89,3 +89,26 @@ async def test_many_in_parallel(sshd_factory, tmp_path: Path) -> None:
     took = time.monotonic() - started
     assert [r.stopped for r in results] == [True] * 4
     assert took < 5, took  # in parallel: about one instance's time
+
+
+def test_results_are_pulled_before_the_shutdown(sshd_instance, tmp_path: Path) -> None:
+    out = sshd_instance.home() / "proj" / "out"
+    out.mkdir(parents=True)
+    (out / "metrics.json").write_text('{"acc": 0.93}\n')
+    local = tmp_path / "results"
+    extra = f'sync = {{ local = "{local}", remote = "proj/out" }}\n'
+    res = run_gpu_tui(tmp_path, [sshd_instance], "shutdown", sshd_instance.name, "--yes", config_extra=extra)
+    assert res.returncode == 0, res.stderr
+    assert "pulling the results of" in res.stdout
+    assert (local / "metrics.json").read_text() == '{"acc": 0.93}\n'
+    assert sshd_instance.powered_off
+
+
+def test_a_failed_pull_keeps_it_up_unless_no_sync(sshd_instance, tmp_path: Path) -> None:
+    extra = f'sync = {{ local = "{tmp_path / "r"}", remote = "no/such/dir" }}\n'
+    res = run_gpu_tui(tmp_path, [sshd_instance], "shutdown", sshd_instance.name, "--yes", config_extra=extra)
+    assert res.returncode == 3 and "pulling its results first failed" in res.stderr and "--no-sync" in res.stderr
+    assert sshd_instance.is_running and sshd_instance.shutdown_calls() == []
+    res = run_gpu_tui(tmp_path, [sshd_instance], "shutdown", sshd_instance.name, "--yes", "--no-sync", config_extra=extra)
+    assert res.returncode == 0, res.stderr
+    assert sshd_instance.powered_off

@@ -11,9 +11,9 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static
 
-from gpu_tui.ui.screens.confirm import ConfirmScreen
-from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownReportScreen
+from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownConfirmScreen, ShutdownReportScreen
 
+from sshhelp import config_text
 from test_dashboard_pilot import make_app, state_of, wait_for
 
 pytestmark = pytest.mark.sshd
@@ -29,7 +29,7 @@ async def test_S_shuts_the_selected_instance_down_verified(sshd_factory, tmp_pat
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: state_of(app, "a") == "online" and state_of(app, "b") == "online")
         await pilot.press("S")
-        assert isinstance(app.screen, ConfirmScreen)
+        assert isinstance(app.screen, ShutdownConfirmScreen)
         assert "Shut down a" in screen_text(app.screen) and "¥1.50/h" in screen_text(app.screen)
         await pilot.press("n")
         assert not a.powered_off
@@ -104,3 +104,27 @@ async def test_ledger_records_the_dashboard_and_closes_at_shutdown(sshd_instance
     with Ledger(tmp_path / "data" / "ledger.sqlite3") as reader:
         (interval,) = reader.intervals()
         assert interval.name == name and interval.end <= time.time() and interval.end > time.time() - 30
+
+
+async def test_S_can_pull_the_results_first(sshd_instance, tmp_path: Path, monkeypatch) -> None:
+    out = sshd_instance.home() / "proj" / "out"
+    out.mkdir(parents=True)
+    (out / "best.pt").write_text("weights\n")
+    local = tmp_path / "results"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # rsync's transport child reads these
+    (tmp_path / "xdg" / "gpu-tui").mkdir(parents=True)
+    (tmp_path / "xdg" / "gpu-tui" / "known_hosts").write_text(sshd_instance.host_public_key_line + "\n")
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    extra = f'sync = {{ local = "{local}", remote = "proj/out" }}\n'
+    app = make_app(tmp_path, [sshd_instance], keys=extra)
+    (tmp_path / "config.toml").write_text(config_text([sshd_instance], connect_timeout=2.0) + extra)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
+        await pilot.press("S")
+        assert isinstance(app.screen, ShutdownConfirmScreen)
+        assert f"p pulls proj/out into {local} first" in screen_text(app.screen)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=30)
+        assert "all 1 shut down and verified" in screen_text(app.screen)
+    assert (local / "best.pt").read_text() == "weights\n"
+    assert sshd_instance.powered_off

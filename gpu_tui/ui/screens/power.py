@@ -11,7 +11,7 @@ from textual.widgets import Button, Static
 
 from gpu_tui.services.power import ShutdownResult
 
-__all__ = ["QuitGuardScreen", "ShutdownReportScreen", "report_text"]
+__all__ = ["QuitGuardScreen", "ShutdownConfirmScreen", "ShutdownReportScreen", "report_text"]
 
 _CSS = """
 {name} {{ align: center middle; }}
@@ -55,6 +55,40 @@ class QuitGuardScreen(ModalScreen[str]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(str(event.button.id))
+
+
+class ShutdownConfirmScreen(ModalScreen[str | None]):
+    """The S / Q confirmation; dismisses with "pull" (sync pull first), "shutdown" or None."""
+
+    BINDINGS = [
+        Binding("escape,n", "dismiss(None)", "Cancel"),
+        Binding("y", "dismiss('shutdown')", "Shut down"),
+        Binding("p", "pull", "Pull, then shut down"),
+    ]
+    DEFAULT_CSS = _CSS.format(name="ShutdownConfirmScreen")
+
+    def __init__(self, question: Text, *, can_pull: bool, yes: str = "Shut down") -> None:
+        super().__init__()
+        self._question, self._can_pull, self._yes = question, can_pull, yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self._question)
+            with Horizontal():
+                if self._can_pull:
+                    yield Button("Pull results, then shut down (p)", id="pull", variant="primary")
+                yield Button(f"{self._yes} (y)", id="shutdown", variant="warning")
+                yield Button("Cancel (n)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#cancel", Button).focus()
+
+    def action_pull(self) -> None:
+        if self._can_pull:
+            self.dismiss("pull")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None if event.button.id == "cancel" else str(event.button.id))
 
 
 def report_text(results: list[ShutdownResult]) -> Text:
