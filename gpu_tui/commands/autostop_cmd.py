@@ -87,7 +87,7 @@ async def _status(host: Host, inst: InstanceConfig) -> int:
 async def _main(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     _refuse_mixed(args)
     inst = settings.instance(args.name)
-    host = build_ssh_host(inst, settings, paths, SecretStore())
+    host = build_ssh_host(inst, settings, paths, SecretStore(), sighting=True)
     await host.connect()
     try:
         if args.cancel:

@@ -89,7 +89,7 @@ def run_conda(args: argparse.Namespace, settings: Settings, paths: Paths) -> int
     inst = settings.instance(args.name)
 
     async def go() -> int:
-        host = build_ssh_host(inst, settings, paths, SecretStore())
+        host = build_ssh_host(inst, settings, paths, SecretStore(), sighting=True)
         await host.connect()
         try:
             return await _run(args, host)

@@ -22,7 +22,7 @@ def run_env(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     inst = settings.instance(args.name)
 
     async def go() -> dict[str, object] | list[str]:
-        host = build_ssh_host(inst, settings, paths, SecretStore())
+        host = build_ssh_host(inst, settings, paths, SecretStore(), sighting=True)
         await host.connect()
         try:
             facts = await check_environment(host, inst, args.conda_env)

@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 async def _with_host(settings: Settings, paths: Paths, name: str, body: Callable[[Host, InstanceConfig], Awaitable[T]]) -> T:
     inst = settings.instance(name)
-    host = build_ssh_host(inst, settings, paths, SecretStore())
+    host = build_ssh_host(inst, settings, paths, SecretStore(), sighting=True)
     await host.connect()
     try:
         return await body(host, inst)

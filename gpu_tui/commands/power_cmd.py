@@ -45,7 +45,7 @@ def run_shutdown(args: argparse.Namespace, settings: Settings, paths: Paths) -> 
     secrets = SecretStore()
 
     def make_host(inst: InstanceConfig) -> Host:
-        return build_ssh_host(inst, settings, paths, secrets)
+        return build_ssh_host(inst, settings, paths, secrets, sighting=True)
 
     before = None
     pulled = [i.name for i in targets if i.sync.local is not None]

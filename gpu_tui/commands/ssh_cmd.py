@@ -113,7 +113,7 @@ def _ask_password(inst: InstanceConfig, refused: AuthFailed) -> SecretStr | None
 def run_ssh(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     inst = settings.instance(args.name)
     plan = plan_session(args.cmd, force_tty=args.tty, stdin_tty=os.isatty(STDIN))
-    host = build_ssh_host(inst, settings, paths, SecretStore())
+    host = build_ssh_host(inst, settings, paths, SecretStore(), sighting=True)
     try:
         return asyncio.run(_session(host, plan))
     except AuthFailed as exc:

@@ -80,7 +80,7 @@ def run_sync_command(args: argparse.Namespace, settings: Settings, paths: Paths)
     password = secrets.get_password(inst.name)
     if password is not None:
         secrets.remember(inst.name, password)  # build_ssh_host asks again: no second keyring call
-    host = build_ssh_host(inst, settings, paths, secrets)
+    host = build_ssh_host(inst, settings, paths, secrets, sighting=True)
     transport = Transport(str(paths.config_file.resolve()), inst.name, password)
     printer = ProgressPrinter(sys.stderr)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -164,6 +164,7 @@ class SshHost(Host):
         connect_timeout: float = 10.0,
         keepalive_interval: float = 5.0,
         keepalive_count_max: int = 2,
+        on_connect: Callable[[SshHost], Awaitable[object]] | None = None,
     ) -> None:
         self.name = target.name
         self.target = target
@@ -175,6 +176,8 @@ class SshHost(Host):
         self._conn: asyncssh.SSHClientConnection | None = None
         self._client: _Client | None = None
         self._channels = asyncio.Semaphore(CHANNEL_BUDGET)
+        self._on_connect = on_connect
+        """Run after each successful connect (the CLI records a ledger sighting there)."""
 
     def set_password(self, password: SecretStr | None) -> None:
         """Use this password from the next connect on (typed by the user after `auth failed`)."""
@@ -229,6 +232,8 @@ class SshHost(Host):
             raise Unreachable(f"{t.host}:{t.port}: {_reason(exc)}") from None
         self._conn, self._client = conn, client
         log.info("%s: connected to %s:%s", self.name, t.host, t.port)
+        if self._on_connect is not None:
+            await self._on_connect(self)
 
     def _host_key_error(self, client: _Client, exc: Exception) -> RemoteError:
         t = self.target

@@ -1,0 +1,34 @@
+"""Every subcommand that reaches an instance records it in the cost ledger: an instance seen up
+is billing, whatever the command was for (`run`, `logs`, `conda`, `ssh`...)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.errors import RemoteError
+from gpu_tui.core.hoststats import parse_probe
+from gpu_tui.remote.host import Host
+from gpu_tui.services import probes
+from gpu_tui.services.ledger import Ledger
+
+__all__ = ["record_sighting"]
+
+log = logging.getLogger(__name__)
+
+
+async def record_sighting(host: Host, inst: InstanceConfig, ledger_file: Path) -> bool:
+    """Read the instance's uptime (one short exec) and record it; False when either failed.
+    Never raises: the command the user asked for matters more than the ledger."""
+    try:
+        res = await host.run(probes.stats_once_command(with_apps=False), timeout=10)
+    except RemoteError as exc:
+        log.info("%s: no uptime for the ledger: %s", inst.name, exc)
+        return False
+    stats, _ = parse_probe(res.stdout.splitlines(), time.time())
+    if stats.uptime_seconds is None:
+        return False
+    with Ledger(ledger_file) as ledger:
+        return ledger.observe(inst.name, stats.uptime_seconds, inst.hourly_rate, stats.taken_at)
