@@ -26,7 +26,10 @@ import tomlkit.exceptions
 from gpu_tui.config.settings import InstanceConfig, parse_settings
 from gpu_tui.core.errors import ConfigError
 
-__all__ = ["find_instance", "remove_instance", "upsert_instance"]
+__all__ = ["REMOVE", "find_instance", "remove_instance", "upsert_instance"]
+
+REMOVE: Any = type("Remove", (), {"__repr__": lambda self: "REMOVE"})()
+"""A field value meaning: delete this key from the entry (the edit form's emptied field)."""
 
 HEADER = (
     "# gpu-tui configuration (see config.example.toml for every key).\n"
@@ -190,7 +193,8 @@ def _given(fields: Mapping[str, Any]) -> dict[str, Any]:
 def _render_new(fields: Mapping[str, Any]) -> str:
     table = tomlkit.table()
     for key, value in _given(fields).items():
-        table[key] = _toml_value(value)
+        if value is not REMOVE:
+            table[key] = _toml_value(value)
     doc = tomlkit.document()
     doc.append("instances", tomlkit.aot())
     doc["instances"].append(table)
@@ -207,6 +211,10 @@ def _render_update(segment: str, fields: Mapping[str, Any], keep_name: bool, sou
     table = doc["instances"][0]
     for key, value in _given(fields).items():
         if key == "name" and keep_name:
+            continue
+        if value is REMOVE:
+            if key in table:
+                del table[key]
             continue
         # tomlkit keeps an existing key's place and trailing comment when its value changes
         table[key] = _toml_value(value)

@@ -120,6 +120,14 @@ class Onboarder:
     def login_host(self, new: NewInstance, password: SecretStr | None) -> SshHost:
         return login_host(new, password, self.paths, connect_timeout=self.settings.settings.connect_timeout_seconds)
 
+    def update(self, name: str, fields: dict[str, Any]) -> InstanceConfig:
+        """Rewrite entry `name` with `fields` (config.edit.REMOVE deletes a key); its new config.
+        ConfigError (the file unchanged) when the result would not be a valid config."""
+        upsert_instance(self.paths.config_file, {"name": name, **fields}, match_host_user=False)
+        inst = load_settings(self.paths.config_file, must_exist=True).instance(name)
+        self.instances = [inst if i.name == name else i for i in self.instances]
+        return inst
+
     def finish(self, new: NewInstance, password: SecretStr | None, *, save_password: bool) -> tuple[str, InstanceConfig, SshHost, str | None]:
         """Blocking (the keyring): store the password, write the entry; ("added" | "updated",
         its config, a host for the dashboard, a warning or None)."""

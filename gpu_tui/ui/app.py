@@ -24,6 +24,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer
 from textual.worker import Worker, WorkerCancelled, WorkerState
 
+from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
 from gpu_tui.core.cost import format_money
@@ -37,6 +38,7 @@ from gpu_tui.ui.messages import JobEnded
 from gpu_tui.ui.screens.add import AddInstanceScreen, Added
 from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.cost import CostScreen
+from gpu_tui.ui.screens.edit import EditInstanceScreen
 from gpu_tui.ui.screens.sync import SyncScreen
 from gpu_tui.ui.shell import open_shell, shell_possible
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
@@ -55,7 +57,7 @@ __all__ = ["GpuTuiApp"]
 
 DASHBOARD_ACTIONS = frozenset({
     "quit", "help", "detail", "run_job", "logs", "stop_job", "check", "conda", "add", "cost",
-    "shutdown", "shutdown_all", "cursor", "trust_key", "reconnect", "sync", "shell",
+    "shutdown", "shutdown_all", "cursor", "trust_key", "reconnect", "sync", "shell", "edit",
 })
 """The dashboard's own actions: off while another screen is on top (`e` on the conda screen
 must not open a second one); Textual's own (`app.pop_screen`...) stay on."""
@@ -92,6 +94,7 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         Binding("y", "sync", "Sync", id="sync"),
         Binding("t", "shell", "Shell", id="shell"),
         Binding("a", "add", "Add", id="add"),
+        Binding("i", "edit", "Edit", id="edit"),
         Binding("dollar_sign", "cost", "Cost", id="cost"),
         Binding("S", "shutdown", "Shut down", id="shutdown"),
         Binding("Q", "shutdown_all", "Shut all+quit", id="shutdown_all"),
@@ -401,6 +404,10 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
             return self.opened is not None and self.opened.ledger is not None
         if action == "add":
             return self.opened is not None and self.opened.onboarder is not None
+        if action == "edit":
+            if self.opened is None or self.opened.onboarder is None:
+                return False
+            return True if view is not None else None
         if action in ("check", "conda"):
             return True if view is not None and view.state == "online" else None
         return True
@@ -435,6 +442,23 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
     def action_cost(self) -> None:
         if self.opened is not None and self.opened.ledger is not None:
             self.push_screen(CostScreen(self.opened.ledger, self.opened.settings.settings.currency, self.clock))
+
+    def action_edit(self) -> None:
+        view = self.selected()
+        if view is None or self.opened is None or self.opened.onboarder is None:
+            return
+        self.push_screen(EditInstanceScreen(view.config, self.opened.onboarder.update), self._edited)
+
+    @work(group="edit", exit_on_error=False)
+    async def _edited(self, inst: InstanceConfig | None) -> None:
+        if inst is None or self.fleet is None or self.opened is None or self.opened.make_host is None:
+            return
+        # a new host (the key file may have changed), built off the loop: it may ask the keyring
+        host = await asyncio.to_thread(self.opened.make_host, inst)
+        self.fleet.add(inst, host)
+        self.table.show(self.fleet.views[inst.name], self.clock())
+        self.refresh_panels()
+        self.notify(f"saved {inst.name} in {self.source.config_path}")
 
     def action_add(self) -> None:
         if self.opened is None or self.opened.onboarder is None:

@@ -288,3 +288,12 @@ def test_file_without_trailing_newline(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8").startswith('[[instances]]\nname = "a"\nhost = "h"\n\n[[instances]]\n')
     upsert_instance(path, {"name": "b", "host": "h2", "port": 3})
     assert [(i.name, i.port) for i in load_settings(path).instances] == [("a", 22), ("b", 3)]
+
+
+def test_remove_marker_deletes_a_key_and_keeps_the_rest(tmp_path: Path) -> None:
+    from gpu_tui.config.edit import REMOVE
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('# mine\n[[instances]]\nname = "a"  # the 4090\nhost = "h"\nworkdir = "/w"   # data disk\nhourly_rate = 1.0\n')
+    assert upsert_instance(cfg, {"name": "a", "workdir": REMOVE, "hourly_rate": 2.5}, match_host_user=False) == "updated"
+    assert cfg.read_text() == '# mine\n[[instances]]\nname = "a"  # the 4090\nhost = "h"\nhourly_rate = 2.5\n'

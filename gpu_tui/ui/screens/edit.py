@@ -1,0 +1,134 @@
+"""`i`: edit the selected instance's entry in the config file (price, provider, directories,
+shutdown, sync). The file is rewritten atomically with its comments kept, and the result is
+validated before it replaces the old one; a refusal stays in the form. The login (host, port,
+user) is not edited here: add the instance again with `a`, which tests the new login first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static
+
+from gpu_tui.config.edit import REMOVE
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.errors import GpuTuiError
+
+__all__ = ["EditInstanceScreen", "form_fields"]
+
+PROVIDERS = ("autodl", "runpod", "vast", "generic")
+# (field id, label, placeholder); each one a config key, `sync_*` inside `sync = {...}`
+ROWS = (
+    ("hourly_rate", "Price/hour", "0 if unknown"),
+    ("provider_id", "Provider id", "where the provider's CLI needs it (vast)"),
+    ("workdir", "Workdir", "default directory for jobs and sync, e.g. /root/autodl-tmp"),
+    ("state_dir", "State dir", "~/.gpu-tui (where jobs live on the instance)"),
+    ("shutdown_command", "Shutdown", "empty: the provider's own"),
+    ("identity_file", "Key file", "empty: agent, default keys, gpu-tui's key or the password"),
+    ("sync_local", "Sync local", "a directory on this machine"),
+    ("sync_remote", "Sync remote", "on the instance; default: workdir"),
+    ("sync_exclude", "Excludes", ".git __pycache__ *.ckpt  (space-separated)"),
+)
+
+
+def _current(inst: InstanceConfig) -> dict[str, str]:
+    return {
+        "hourly_rate": f"{inst.hourly_rate:g}",
+        "provider_id": inst.provider_id,
+        "workdir": inst.workdir or "",
+        "state_dir": inst.state_dir,
+        "shutdown_command": inst.shutdown_command,
+        "identity_file": inst.identity_file or "",
+        "sync_local": inst.sync.local or "",
+        "sync_remote": inst.sync.remote or "",
+        "sync_exclude": " ".join(inst.sync.exclude),
+    }
+
+
+def form_fields(values: dict[str, str], provider: str) -> dict[str, Any]:
+    """The config keys to write: an emptied field removes its key (back to the default)."""
+    rate = values["hourly_rate"].strip()
+    try:
+        hourly_rate: Any = float(rate) if rate else REMOVE
+    except ValueError:
+        raise ValueError(f"price {rate!r}: give a number like 1.98") from None
+    out: dict[str, Any] = {"hourly_rate": hourly_rate, "provider": provider}
+    for key in ("provider_id", "workdir", "state_dir", "shutdown_command", "identity_file"):
+        out[key] = values[key].strip() or REMOVE
+    sync: dict[str, Any] = {}
+    if values["sync_local"].strip():
+        sync["local"] = values["sync_local"].strip()
+    if values["sync_remote"].strip():
+        sync["remote"] = values["sync_remote"].strip()
+    if values["sync_exclude"].strip():
+        sync["exclude"] = values["sync_exclude"].split()
+    out["sync"] = sync or REMOVE
+    return out
+
+
+class EditInstanceScreen(ModalScreen[InstanceConfig | None]):
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    DEFAULT_CSS = """
+    EditInstanceScreen { align: center middle; }
+    EditInstanceScreen > VerticalScroll { width: 80; max-width: 100%; height: auto; max-height: 100%;
+        border: thick $primary; background: $surface; padding: 0 1; }
+    EditInstanceScreen .row { height: 1; }
+    EditInstanceScreen .row > Label { width: 13; }
+    EditInstanceScreen Input, EditInstanceScreen Input:focus { border: none; height: 1; width: 1fr; padding: 0 1; }
+    EditInstanceScreen Input:focus { background: $boost; }
+    EditInstanceScreen Select { width: 1fr; }
+    EditInstanceScreen SelectCurrent { border: none; height: 1; padding: 0 1; }
+    EditInstanceScreen #error { color: $error; height: auto; }
+    EditInstanceScreen .buttons { height: 3; }
+    EditInstanceScreen Button { margin-right: 2; }
+    """
+
+    def __init__(self, inst: InstanceConfig, save: Any) -> None:
+        """`save(name, fields) -> InstanceConfig` writes the entry (Onboarder.update)."""
+        super().__init__()
+        self._inst, self._save = inst, save
+
+    def compose(self) -> ComposeResult:
+        current = _current(self._inst)
+        with VerticalScroll():
+            yield Static(Text.assemble(("Edit ", "bold"), (self._inst.name, "bold cyan"), f"  {self._inst.address}",
+                                       ("  (login: add it again with a)", "dim")))
+            with Horizontal(classes="row"):
+                yield Label("Provider")
+                yield Select([(p, p) for p in PROVIDERS], value=self._inst.provider, allow_blank=False, id="provider")
+            for key, label, placeholder in ROWS:
+                with Horizontal(classes="row"):
+                    yield Label(label)
+                    yield Input(value=current[key], placeholder=placeholder, id=key)
+            yield Static("", id="error")
+            with Horizontal(classes="buttons"):
+                yield Button("Save", id="save", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#hourly_rate", Input).focus()
+
+    def submit(self) -> None:
+        values = {key: self.query_one(f"#{key}", Input).value for key, _, _ in ROWS}
+        provider = self.query_one("#provider", Select).value
+        try:
+            fields = form_fields(values, str(provider))
+            inst = self._save(self._inst.name, fields)
+        except (GpuTuiError, ValueError) as exc:
+            self.query_one("#error", Static).update(Text(getattr(exc, "message", None) or str(exc)))
+            return
+        self.dismiss(inst)
+
+    def on_input_submitted(self, _event: Input.Submitted) -> None:
+        self.submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.submit()
+        else:
+            self.dismiss(None)
