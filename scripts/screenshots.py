@@ -25,16 +25,24 @@ SHOTS = [
     ("gpu-error.svg", (80, 24), ["j", "j", "j", "j"]),
     ("detail.svg", (120, 40), ["j", "j", "enter"]),
     ("help.svg", (80, 24), ["question_mark"]),
+    # (file, size, keys, seconds to wait after them: the instance answers these screens)
+    ("conda.svg", (80, 24), ["e"], 3.0),
+    ("env-check.svg", (100, 30), ["c"], 4.0),
 ]
 
 
-async def shoot(name: str, size: tuple[int, int], keys: list[str]) -> None:
+async def shoot(name: str, size: tuple[int, int], keys: list[str], wait: float | None = None) -> None:
     app = build_app(demo_source(seed=0, clock=lambda: FIXED_CLOCK), clock=lambda: FIXED_CLOCK)
     async with app.run_test(size=size) as pilot:
-        await settle(app)
+        if wait is None:
+            await settle(app)
+        else:
+            # these screens ask the instance, so the monitors (and connections) must keep running
+            while app.fleet is None or app.selected() is None or app.selected().state != "online":
+                await pilot.pause(0.1)
         for key in keys:
             await pilot.press(key)
-        await pilot.pause(0.3)
+        await pilot.pause(0.3 if wait is None else wait)
         app.save_screenshot(name, str(OUT))
     print(f"wrote {OUT / name}")
     converter = shutil.which("rsvg-convert")
@@ -48,8 +56,8 @@ async def shoot(name: str, size: tuple[int, int], keys: list[str]) -> None:
 
 async def main() -> None:
     OUT.mkdir(exist_ok=True)
-    for name, size, keys in SHOTS:
-        await shoot(name, size, keys)
+    for name, size, keys, *wait in SHOTS:
+        await shoot(name, size, keys, *wait)
 
 
 if __name__ == "__main__":

@@ -118,10 +118,10 @@ class CondaScreen(Screen[None]):
             table.move_cursor(row=table.get_row_index(keep))
         pythons = await condasvc.env_pythons(self._host, install)
         for name, version in pythons.items():
-            table.update_cell(name, table.ordered_columns[1].key, version or "-")
+            table.update_cell(name, table.ordered_columns[1].key, version or "-", update_width=True)
         sizes = await condasvc.env_sizes(self._host, install)
         for name, size in sizes.items():
-            table.update_cell(name, table.ordered_columns[2].key, human_bytes(size))
+            table.update_cell(name, table.ordered_columns[2].key, human_bytes(size), update_width=True)
 
     # ----- operations
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
