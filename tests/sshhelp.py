@@ -74,6 +74,24 @@ async def stats_block_times(host: object, interval: float, blocks: int) -> list[
     return ends
 
 
+def cli_env(tmp: Path, *, known_hosts: str | None = None, keyring: str = "keyring.backends.fail.Keyring") -> dict[str, str]:
+    """The environment of a gpu-tui child process in `tmp`: its own XDG dirs and HOME, the app's
+    known_hosts holding `known_hosts` (when given), and `keyring` as the keyring backend."""
+    data = tmp / "xdg-data"
+    (data / "gpu-tui").mkdir(parents=True, exist_ok=True)
+    if known_hosts is not None:
+        (data / "gpu-tui" / "known_hosts").write_text(known_hosts)
+    (tmp / "home").mkdir(exist_ok=True)
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(tmp / "home"),
+        "XDG_DATA_HOME": str(data),
+        "XDG_STATE_HOME": str(tmp / "xdg-state"),
+        "XDG_CONFIG_HOME": str(tmp / "xdg-config"),
+        "PYTHON_KEYRING_BACKEND": keyring,
+    }
+
+
 def run_gpu_tui(
     tmp: Path,
     instances: list[object],
@@ -85,25 +103,13 @@ def run_gpu_tui(
 ) -> "subprocess.CompletedProcess[str]":
     """`python -m gpu_tui --config <tmp config> ARGS...` in a clean environment: its own XDG dirs
     (known hosts trusted unless `trust=False`), no keyring, a fresh HOME."""
-    import os
     import subprocess
     import sys
 
     cfg_file = tmp / "config.toml"
     cfg_file.write_text(config_text(instances, **cfg) + config_extra)
-    data = tmp / "xdg-data"
-    (data / "gpu-tui").mkdir(parents=True, exist_ok=True)
-    if trust:
-        (data / "gpu-tui" / "known_hosts").write_text("".join(f"{i.host_public_key_line}\n" for i in instances))  # type: ignore[attr-defined]
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(tmp / "home"),
-        "XDG_DATA_HOME": str(data),
-        "XDG_STATE_HOME": str(tmp / "xdg-state"),
-        "XDG_CONFIG_HOME": str(tmp / "xdg-config"),
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
-    (tmp / "home").mkdir(exist_ok=True)
+    known = "".join(f"{i.host_public_key_line}\n" for i in instances) if trust else None  # type: ignore[attr-defined]
+    env = cli_env(tmp, known_hosts=known)
     return subprocess.run(
         [sys.executable, "-m", "gpu_tui", "--config", str(cfg_file), *args],
         capture_output=True, text=True, env=env, timeout=timeout,

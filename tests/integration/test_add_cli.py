@@ -15,18 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from sshhelp import cli_env
+
 pytestmark = pytest.mark.sshd
 
 HEADER = "# my GPUs\n[settings]\ncurrency = \"¥\"   # yuan\nconnect_timeout_seconds = 3\n\n# the old box\n[[instances]]\nname = \"old\"\nhost = \"10.9.9.9\"\n"
 
 
 def env_for(tmp: Path) -> dict[str, str]:
-    (tmp / "home").mkdir(exist_ok=True)
-    return {
-        "PATH": os.environ["PATH"], "HOME": str(tmp / "home"),
-        "XDG_DATA_HOME": str(tmp / "data"), "XDG_STATE_HOME": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "cfg"),
-        "PYTHON_KEYRING_BACKEND": "keyrings.alt.file.PlaintextKeyring",
-    }
+    return cli_env(tmp, keyring="keyrings.alt.file.PlaintextKeyring")
 
 
 def gpu_tui(tmp: Path, *args: str, stdin: str = "", watch_argv_for: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -64,7 +61,7 @@ def gpu_tui(tmp: Path, *args: str, stdin: str = "", watch_argv_for: str | None =
 
 
 def keyring_text(tmp: Path) -> str:
-    f = tmp / "data" / "python_keyring" / "keyring_pass.cfg"
+    f = tmp / "xdg-data" / "python_keyring" / "keyring_pass.cfg"
     return f.read_text() if f.exists() else ""
 
 
@@ -103,13 +100,13 @@ def test_install_key_then_no_password_needed(sshd_instance, password_user, tmp_p
                   "--name", "box", stdin=password_user.password + "\n")
     assert res.returncode == 0, res.stderr
     assert "installed gpu-tui's key" in res.stdout
-    key = tmp_path / "data" / "gpu-tui" / "id_ed25519"
+    key = tmp_path / "xdg-data" / "gpu-tui" / "id_ed25519"
     assert key.is_file() and oct(key.stat().st_mode & 0o777) == "0o600"
     authorized = Path(sshd_instance.home(password_user.name)) / ".ssh" / "authorized_keys"
     pub = key.with_name("id_ed25519.pub").read_text().strip()
     assert pub in authorized.read_text()
     # forget the password: the app key alone logs in
-    (tmp_path / "data" / "python_keyring" / "keyring_pass.cfg").unlink()
+    (tmp_path / "xdg-data" / "python_keyring" / "keyring_pass.cfg").unlink()
     status = gpu_tui(tmp_path, "status", "--json", "box")
     assert status.returncode == 0 and '"online": true' in status.stdout, status.stderr
     # installing twice adds no second line
@@ -137,7 +134,7 @@ def test_failures_write_nothing(sshd_instance, password_user, tmp_path: Path) ->
         assert message in res.stderr and "Traceback" not in res.stderr, (args, res.stderr)
         assert cfg.read_text() == HEADER, args
     # a changed host key is refused too
-    known = tmp_path / "data" / "gpu-tui" / "known_hosts"
+    known = tmp_path / "xdg-data" / "gpu-tui" / "known_hosts"
     known.write_text(f"[{sshd_instance.host}]:{sshd_instance.port} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
     res = gpu_tui(tmp_path, "add", login, "--password-stdin", stdin=password_user.password + "\n")
     assert res.returncode == 3 and "host key changed" in res.stderr, res.stderr

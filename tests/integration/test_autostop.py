@@ -9,7 +9,6 @@ the default threshold with a `yes` loop started by hand on the instance."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import subprocess
 import sys
@@ -25,7 +24,7 @@ from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services import autostop as svc
 from gpu_tui.services import jobs as jobsvc
 
-from sshhelp import config_text, ssh_host
+from sshhelp import cli_env, config_text, ssh_host
 from sshd import capture_query_gpu
 
 pytestmark = pytest.mark.sshd
@@ -308,18 +307,7 @@ def cli(tmp: Path, inst, *args: str, settings: str = "") -> subprocess.Completed
     sshhelp.run_gpu_tui does it."""
     cfg = tmp / "config.toml"
     cfg.write_text(config_text([inst]).replace("[settings]\n", "[settings]\n" + settings, 1))
-    data = tmp / "xdg-data"
-    (data / "gpu-tui").mkdir(parents=True, exist_ok=True)
-    (data / "gpu-tui" / "known_hosts").write_text(inst.host_public_key_line + "\n")
-    (tmp / "home").mkdir(exist_ok=True)
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(tmp / "home"),
-        "XDG_DATA_HOME": str(data),
-        "XDG_STATE_HOME": str(tmp / "xdg-state"),
-        "XDG_CONFIG_HOME": str(tmp / "xdg-config"),
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
+    env = cli_env(tmp, known_hosts=inst.host_public_key_line + "\n")
     return subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(cfg), *args],
                           capture_output=True, text=True, env=env, timeout=60)
 

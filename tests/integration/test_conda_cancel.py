@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import pytest
 from gpu_tui.services import conda as condasvc
 from gpu_tui.services.killable import Killable
 
-from sshhelp import conda_processes, config_text, ssh_host
+from sshhelp import cli_env, conda_processes, config_text, ssh_host
 
 pytestmark = pytest.mark.sshd
 
@@ -70,15 +69,7 @@ def test_ctrl_c_on_the_cli_stops_conda_there(sshd_instance, tmp_path: Path) -> N
     sshd_instance.set_conda_delay(60)
     cfg = tmp_path / "config.toml"
     cfg.write_text(config_text([sshd_instance]))
-    data = tmp_path / "xdg-data" / "gpu-tui"
-    data.mkdir(parents=True)
-    (data / "known_hosts").write_text(sshd_instance.host_public_key_line + "\n")
-    (tmp_path / "home").mkdir()
-    env = {
-        "PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
-        "XDG_STATE_HOME": str(tmp_path / "st"), "XDG_CONFIG_HOME": str(tmp_path / "cf"),
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
+    env = cli_env(tmp_path, known_hosts=sshd_instance.host_public_key_line + "\n")
     cli = subprocess.Popen(
         [sys.executable, "-m", "gpu_tui", "--config", str(cfg), "conda", sshd_instance.name, "create", "slowcli", "--python", "3.11"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,

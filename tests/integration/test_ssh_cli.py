@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from gpu_tui.config.secrets import env_var_name
-from sshhelp import config_text
+from sshhelp import cli_env, config_text
 
 pytestmark = pytest.mark.sshd
 
@@ -39,18 +39,7 @@ def prepare(
     sshhelp.run_gpu_tui does it (own XDG dirs and HOME, no keyring)."""
     cfg = tmp / "config.toml"
     cfg.write_text(config)
-    data = tmp / "xdg-data"
-    (data / "gpu-tui").mkdir(parents=True, exist_ok=True)
-    (data / "gpu-tui" / "known_hosts").write_text(known_hosts)
-    (tmp / "home").mkdir(exist_ok=True)
-    full = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(tmp / "home"),
-        "XDG_DATA_HOME": str(data),
-        "XDG_STATE_HOME": str(tmp / "xdg-state"),
-        "XDG_CONFIG_HOME": str(tmp / "xdg-config"),
-        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-    }
+    full = cli_env(tmp, known_hosts=known_hosts)
     full.update(env or {})
     return [sys.executable, "-m", "gpu_tui", "--config", str(cfg), *args], full
 
