@@ -25,6 +25,7 @@ from gpu_tui.core.errors import GpuTuiError, HostKeyUnknown, InputError
 from gpu_tui.core.login import guess_provider, parse_login, suggest_name
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services.onboard import NewInstance, Onboarder, check_login, final_name, install_app_key
+from gpu_tui.ui.screens.form_css import compact_form_css
 from gpu_tui.ui.screens.hostkey import TrustKeyScreen
 
 __all__ = ["AddInstanceScreen", "Added"]
@@ -44,21 +45,7 @@ class Added:
 
 class AddInstanceScreen(ModalScreen[Added | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
-    DEFAULT_CSS = """
-    AddInstanceScreen { align: center middle; }
-    AddInstanceScreen > VerticalScroll { width: 80; max-width: 100%; height: auto; max-height: 100%;
-        border: thick $primary; background: $surface; padding: 0 1; }
-    AddInstanceScreen .row { height: 1; margin-top: 1; }
-    AddInstanceScreen .row > Label { width: 10; }
-    AddInstanceScreen Input, AddInstanceScreen Input:focus { border: none; height: 1; width: 1fr; padding: 0 1; }
-    AddInstanceScreen Input:focus { background: $boost; }
-    AddInstanceScreen Select { width: 1fr; }
-    AddInstanceScreen SelectCurrent { border: none; height: 1; padding: 0 1; }
-    AddInstanceScreen Checkbox { border: none; height: 1; margin-top: 1; padding: 0; }
-    AddInstanceScreen #error { height: auto; margin-top: 1; }
-    AddInstanceScreen .buttons { height: 3; margin-top: 1; }
-    AddInstanceScreen Button { margin-right: 2; }
-    """
+    DEFAULT_CSS = compact_form_css("AddInstanceScreen")
 
     def __init__(self, onboarder: Onboarder) -> None:
         super().__init__()

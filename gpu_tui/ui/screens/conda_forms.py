@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.ui.screens.form_css import compact_form_css
 
 __all__ = ["CondaForm", "CondaOp", "create_form", "install_form"]
 
@@ -29,19 +30,7 @@ class CondaOp:
     command: str
 
 
-FORM_CSS = """
-CondaForm { align: center middle; }
-CondaForm > Vertical { width: 72; max-width: 100%; height: auto; border: thick $primary;
-    background: $surface; padding: 0 1; }
-CondaForm .row { height: 1; margin-top: 1; }
-CondaForm .row > Label { width: 10; }
-CondaForm Input, CondaForm Input:focus { border: none; height: 1; width: 1fr; padding: 0 1; }
-CondaForm Input:focus { background: $boost; }
-CondaForm Checkbox { border: none; height: 1; margin-top: 1; padding: 0; }
-CondaForm #error { color: $error; height: auto; margin-top: 1; }
-CondaForm .buttons { height: 3; margin-top: 1; }
-CondaForm Button { margin-right: 2; }
-"""
+FORM_CSS = compact_form_css("CondaForm", container="Vertical", width=72)
 
 
 @dataclass(frozen=True, slots=True)

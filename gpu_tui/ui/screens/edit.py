@@ -18,6 +18,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 from gpu_tui.config.edit import REMOVE
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.ui.screens.form_css import compact_form_css
 
 __all__ = ["EditInstanceScreen", "form_fields"]
 
@@ -73,20 +74,7 @@ def form_fields(values: dict[str, str], provider: str) -> dict[str, Any]:
 
 class EditInstanceScreen(ModalScreen[InstanceConfig | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
-    DEFAULT_CSS = """
-    EditInstanceScreen { align: center middle; }
-    EditInstanceScreen > VerticalScroll { width: 80; max-width: 100%; height: auto; max-height: 100%;
-        border: thick $primary; background: $surface; padding: 0 1; }
-    EditInstanceScreen .row { height: 1; }
-    EditInstanceScreen .row > Label { width: 13; }
-    EditInstanceScreen Input, EditInstanceScreen Input:focus { border: none; height: 1; width: 1fr; padding: 0 1; }
-    EditInstanceScreen Input:focus { background: $boost; }
-    EditInstanceScreen Select { width: 1fr; }
-    EditInstanceScreen SelectCurrent { border: none; height: 1; padding: 0 1; }
-    EditInstanceScreen #error { color: $error; height: auto; }
-    EditInstanceScreen .buttons { height: 3; }
-    EditInstanceScreen Button { margin-right: 2; }
-    """
+    DEFAULT_CSS = compact_form_css("EditInstanceScreen", label_width=13, row_gap=0)
 
     def __init__(self, inst: InstanceConfig, save: Any) -> None:
         """`save(name, fields) -> InstanceConfig` writes the entry (Onboarder.update)."""

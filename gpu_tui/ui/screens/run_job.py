@@ -20,6 +20,7 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.jobs import JobRequest, new_job_id
 from gpu_tui.services.conda import CondaInstall
+from gpu_tui.ui.screens.form_css import compact_form_css
 
 __all__ = ["RunJobScreen"]
 
@@ -29,22 +30,7 @@ NO_ENV = "(no conda env)"
 class RunJobScreen(ModalScreen[JobRequest | None]):
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
     # compact: one row per field, so the form fits an 80x24 terminal
-    DEFAULT_CSS = """
-    RunJobScreen { align: center middle; }
-    RunJobScreen > VerticalScroll { width: 80; max-width: 100%; height: auto; max-height: 100%;
-        border: thick $primary; background: $surface; padding: 0 1; }
-    RunJobScreen .row { height: 1; margin-top: 1; }
-    RunJobScreen .row > Label { width: 10; }
-    RunJobScreen Input, RunJobScreen Input:focus { border: none; height: 1; width: 1fr; padding: 0 1; }
-    RunJobScreen Input:focus { background: $boost; }
-    RunJobScreen Select { width: 1fr; }
-    RunJobScreen SelectCurrent { border: none; height: 1; padding: 0 1; }
-    RunJobScreen Checkbox { border: none; height: 1; margin-top: 1; padding: 0; }
-    RunJobScreen #error { color: $error; height: auto; }
-    RunJobScreen .buttons { height: 3; margin-top: 1; }
-    RunJobScreen Button { margin-right: 2; }
-    RunJobScreen .hint { color: $text-muted; }
-    """
+    DEFAULT_CSS = compact_form_css("RunJobScreen")
 
     def __init__(
         self,
