@@ -116,6 +116,8 @@ class CondaScreen(Screen[None]):
             table.add_row(printable(name), "…", "…", printable(prefix), key=name)
         if keep in install.envs:
             table.move_cursor(row=table.get_row_index(keep))
+        # the list may have grown a row: keep the output's last line in sight
+        self.call_after_refresh(self.query_one("#output", Log).scroll_end, animate=False)
         pythons = await condasvc.env_pythons(self._host, install)
         for name, version in pythons.items():
             table.update_cell(name, table.ordered_columns[1].key, version or "-", update_width=True)
