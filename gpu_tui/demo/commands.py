@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_tui.demo import condasim, envprobe, jobscripts
+from gpu_tui.demo import condascripts, envprobe, jobscripts
 from gpu_tui.demo.program import Program
 from gpu_tui.demo.simulate import InstanceSim, format_timestamp
 from gpu_tui.services.probes import APPS_MARK, END_MARK
@@ -436,7 +436,7 @@ def plan(command: str, sim: InstanceSim) -> Program:
     if prog == "hostname":
         return Program(stdout=sim.hostname + "\n")
     if prog.startswith("python") and len(argv) >= 3 and argv[1] == "-c":
-        in_env = condasim.module_probe(argv[0], argv[2], sim)
+        in_env = condascripts.module_probe(argv[0], argv[2], sim)
         if in_env is not None:
             return in_env
         gpu_ok = _nvidia_smi(["--query-gpu=name", "--format=csv,noheader"], sim).status == 0

@@ -32,7 +32,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpu_tui.core.jobs import JobRequest
-from gpu_tui.demo.condasim import CONDA_EXE, CONDA_ROOT, CONDA_SECONDS, START_ENVS, CondaSim
+from gpu_tui.demo.condacatalog import CONDA_EXE, CONDA_ROOT
+from gpu_tui.demo.condasim import CONDA_SECONDS, START_ENVS, CondaSim
 from gpu_tui.demo.profiles import JobSpec, Profile
 from gpu_tui.services.jobs import RUNNER_VERSION
 

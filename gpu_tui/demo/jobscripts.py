@@ -1,6 +1,6 @@
 """The demo's answers to gpu-tui's job and conda scripts (services/jobs.py, services/conda.py,
 services/killable.py), from the instance's simulated job table (demo/jobs.py) and conda install
-(demo/condasim.py, which does the conda part). Nothing is executed.
+(demo/condasim.py; demo/condascripts.py does the conda part). Nothing is executed.
 
 gpu-tui sends most of them as `sh -c SCRIPT`; each is recognised by text only it has, and the
 values it carries (the job directory, the window size, ...) are read from its own lines:
@@ -20,8 +20,8 @@ values it carries (the job directory, the window size, ...) are read from its ow
 
 and as plain commands: `tail -c [+]N [-F|-f] -- DIR/log` (the summary read and the log
 follow: a stream of the log's new bytes from the offset on), `rm -rf -- DIR...` (prune),
-`/root/miniconda3/bin/conda env list [--json]` / `--version`, and (demo/condasim.py) these
-command lines as they come, before they are split into words (`plan_line`):
+`/root/miniconda3/bin/conda env list [--json]` / `--version`, and (demo/condascripts.py)
+these command lines as they come, before they are split into words (`plan_line`):
 
 | command line (services/...)                      | answer                                            |
 |--------------------------------------------------|---------------------------------------------------|
@@ -36,7 +36,8 @@ command lines as they come, before they are split into words (`plan_line`):
 | killable's check `kill -0 -- -N ... (or N)`      | 0 while operation N runs, else 1                  |
 
 `PREFIX/bin/python -c <module probe>` (services/envcheck.py) answers from the env's packages
-(condasim.module_probe, via commands.plan): no torch in `py311` or a new env until installed.
+(condascripts.module_probe, via commands.plan): no torch in `py311` or a new env until
+installed.
 
 A job is named by its directory `<state_dir>/jobs/<id>`: only the id is used (the demo has one
 state dir). Anything else falls through (None) to commands.plan's `not found`.
@@ -51,7 +52,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gpu_tui.core.jobs import JOB_ID_RE, JOB_MARK
-from gpu_tui.demo import condasim
+from gpu_tui.demo import condascripts
 from gpu_tui.demo.jobs import CONDA_EXE, STATE_DIR, JobTable
 from gpu_tui.demo.program import Program
 from gpu_tui.services.conda import FIND_CONDA_SCRIPT
@@ -206,9 +207,9 @@ def plan_script(script: str, sim: InstanceSim) -> Program | None:
     if script.strip() == FIND_CONDA_SCRIPT.strip() or ("bin/conda" in script and "[ -x" in script):
         return Program(stdout=CONDA_EXE + "\n")
     if "/bin/python --version" in script:
-        return condasim.pythons_script(script, sim)
+        return condascripts.pythons_script(script, sim)
     if "du -sk" in script and "cut -f 1" in script:
-        return condasim.sizes_script(script, sim)
+        return condascripts.sizes_script(script, sim)
     return None
 
 
@@ -295,15 +296,15 @@ _COMMANDS: dict[str, Callable[[list[str], JobTable], Program | None]] = {"tail":
 
 def plan_line(command: str, sim: InstanceSim, fallback: Callable[[str], Program]) -> Program | None:
     """The answer to a command line read as a whole (before it is split into words), if it is
-    one of the conda manager's: Killable's wrapper, the kills (condasim.plan_line)."""
-    return condasim.plan_line(command, sim, fallback)
+    one of the conda manager's: Killable's wrapper, the kills (condascripts.plan_line)."""
+    return condascripts.plan_line(command, sim, fallback)
 
 
 def plan_command(argv: list[str], sim: InstanceSim) -> Program | None:
     """The answer to a plain command line (its words, redirections dropped), if it is one of
     gpu-tui's job or conda commands."""
     table: JobTable = sim.jobs
-    conda = condasim.plain(argv, sim)
+    conda = condascripts.plain(argv, sim)
     if conda is not None:
         return conda
     handler = _COMMANDS.get(argv[0])
