@@ -269,6 +269,11 @@ class SshHost(Host):
         """Record a key the user accepted (see HostKeyUnknown/HostKeyChanged.key_line)."""
         self._known_hosts.trust(self.target.host, self.target.port, key_line)
 
+    def connection(self) -> asyncssh.SSHClientConnection:
+        """The live asyncssh connection, for what the Host interface does not cover (SFTP, a raw
+        binary channel for rsync); ConnectionLost when not connected."""
+        return self._require()
+
     def _require(self) -> asyncssh.SSHClientConnection:
         if self._conn is None or not self.connected:
             raise ConnectionLost(f"{self.name}: not connected")

@@ -38,7 +38,7 @@ def ssh_connection(host: Host) -> asyncssh.SSHClientConnection:
     """The live asyncssh connection of an SshHost (raw channels and SFTP need it)."""
     if not isinstance(host, SshHost):
         raise RemoteError(f"{host.name}: sync needs an SSH instance")
-    return host._require()  # noqa: SLF001 - SshHost has no public raw-channel API yet
+    return host.connection()
 
 
 @dataclass(frozen=True)
