@@ -100,10 +100,11 @@ class PowerActions:
         def answer(choice: str | None) -> None:
             if choice == "quit":
                 self.exit()  # type: ignore[attr-defined]
-            elif choice == "shutdown_all":  # the guard was the confirmation
-                self._shut([v.config for v in self._billing()], quit_after=True)
+            elif choice in ("shutdown_all", "pull_all"):  # the guard was the confirmation
+                self._shut([v.config for v in self._billing()], quit_after=True, pull=choice == "pull_all")
 
-        self.push_screen(QuitGuardScreen([v.name for v in views], self._rate_text(views)), answer)  # type: ignore[attr-defined]
+        can_pull = any(v.config.sync.local is not None for v in views)
+        self.push_screen(QuitGuardScreen([v.name for v in views], self._rate_text(views), can_pull=can_pull), answer)  # type: ignore[attr-defined]
 
     def _shut(self, targets: list[InstanceConfig], *, quit_after: bool, pull: bool = False) -> None:
         names = [i.name for i in targets]

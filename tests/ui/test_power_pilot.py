@@ -128,3 +128,17 @@ async def test_S_can_pull_the_results_first(sshd_instance, tmp_path: Path, monke
         assert "all 1 shut down and verified" in screen_text(app.screen)
     assert (local / "best.pt").read_text() == "weights\n"
     assert sshd_instance.powered_off
+
+
+async def test_the_q_guard_offers_pulling_first_when_sync_is_set(sshd_instance, tmp_path: Path) -> None:
+    results = tmp_path / "r"
+    extra = f'sync = {{ local = "{results}" }}\n'
+    app = make_app(tmp_path, [sshd_instance], keys=extra)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
+        await pilot.press("q")
+        guard = app.screen
+        assert isinstance(guard, QuitGuardScreen)
+        assert [b.id for b in guard.query("Button")] == ["pull_all", "shutdown_all", "quit", "stay"]
+        await pilot.press("escape")
+    assert not sshd_instance.powered_off

@@ -23,18 +23,23 @@ _CSS = """
 
 
 class QuitGuardScreen(ModalScreen[str]):
-    """Dismisses with "shutdown_all", "quit" or "stay"."""
+    """Dismisses with "shutdown_all", "pull_all" (sync pull first), "quit" or "stay"."""
 
     BINDINGS = [
         Binding("escape", "dismiss('stay')", "Stay"),
         Binding("Q", "dismiss('shutdown_all')", "Shut all down"),
+        Binding("p", "pull", "Pull, shut all down"),
         Binding("y", "dismiss('quit')", "Quit anyway"),
     ]
     DEFAULT_CSS = _CSS.format(name="QuitGuardScreen")
 
-    def __init__(self, names: list[str], rate: str) -> None:
+    def __init__(self, names: list[str], rate: str, *, can_pull: bool = False) -> None:
         super().__init__()
-        self._names, self._rate = names, rate
+        self._names, self._rate, self._can_pull = names, rate, can_pull
+
+    def action_pull(self) -> None:
+        if self._can_pull:
+            self.dismiss("pull_all")
 
     def compose(self) -> ComposeResult:
         t = Text()
@@ -46,6 +51,8 @@ class QuitGuardScreen(ModalScreen[str]):
         with Vertical():
             yield Static(t)
             with Horizontal():
+                if self._can_pull:
+                    yield Button("Pull results, shut all down, quit (p)", id="pull_all", variant="primary")
                 yield Button("Shut all down, then quit (Q)", id="shutdown_all", variant="warning")
                 yield Button("Quit anyway (y)", id="quit")
                 yield Button("Stay (esc)", id="stay")
