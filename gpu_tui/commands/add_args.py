@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 
+from gpu_tui.core.cost import parse_hourly_rate
+from gpu_tui.core.errors import InputError
+
 __all__ = ["add_add_parsers"]
 
 
 def _rate(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--rate wants a number (the hourly price), got {text!r}") from None
-    if not 0 <= value < 10_000:
-        raise argparse.ArgumentTypeError(f"--rate must be 0..10000 per hour, got {text}")
+        value = parse_hourly_rate(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(f"--rate: {exc.message}") from None
+    if value is None:
+        raise argparse.ArgumentTypeError("--rate wants a number (the hourly price)")
     return value
 
 

@@ -22,6 +22,7 @@ from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore, env_var_name
 from gpu_tui.config.settings import Settings
 from gpu_tui.config.sshconfig import SshConfigHost, read_ssh_config
+from gpu_tui.core.cost import parse_hourly_rate
 from gpu_tui.core.errors import GpuTuiError, HostKeyUnknown, InputError, RemoteError
 from gpu_tui.core.login import LoginSpec, guess_provider, parse_login, suggest_name
 from gpu_tui.services.onboard import NewInstance, check_login, final_name, install_app_key, login_host, save_instance
@@ -62,16 +63,7 @@ def _read_password_stdin() -> SecretStr | None:
 def _rate(asker: Asker, args: argparse.Namespace, currency: str) -> float | None:
     if args.rate is not None:
         return float(args.rate)
-    text = asker.text(f"hourly price in {currency} (for the cost ticker; 0 if unknown)", "")
-    if not text:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"hourly price {text!r}: give a number like 1.98 (or --rate)") from None
-    if not 0 <= value < 10_000:
-        raise InputError(f"hourly price {value:g}: must be 0..10000")
-    return value
+    return parse_hourly_rate(asker.text(f"hourly price in {currency} (for the cost ticker; 0 if unknown)", ""))
 
 
 async def _login(new: NewInstance, password: SecretStr | None, args: argparse.Namespace, asker: Asker,

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["cost_so_far", "burn_rate", "format_money"]
+from gpu_tui.core.errors import InputError
+
+__all__ = ["cost_so_far", "burn_rate", "format_money", "parse_hourly_rate", "MAX_HOURLY_RATE"]
+
+MAX_HOURLY_RATE = 10_000
+"""Above this an hourly price is a typo, not a GPU."""
 
 
 def cost_so_far(hourly_rate: float, uptime_seconds: int | float | None) -> float | None:
@@ -24,3 +29,18 @@ def format_money(amount: float | None, currency: str) -> str:
     if amount is None:
         return "-"
     return f"{currency}{amount:,.2f}"
+
+
+def parse_hourly_rate(text: str) -> float | None:
+    """What a user typed as the hourly price: None when empty; InputError when not a number in
+    0..MAX_HOURLY_RATE."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"hourly price {text!r}: give a number like 1.98") from None
+    if not 0 <= value < MAX_HOURLY_RATE:
+        raise InputError(f"hourly price {value:g}: must be 0..{MAX_HOURLY_RATE}")
+    return value

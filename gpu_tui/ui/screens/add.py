@@ -21,7 +21,8 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from gpu_tui.config.logsetup import redact
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core.errors import GpuTuiError, HostKeyUnknown, InputError
+from gpu_tui.core.cost import parse_hourly_rate
+from gpu_tui.core.errors import GpuTuiError, HostKeyUnknown
 from gpu_tui.core.login import guess_provider, parse_login, suggest_name
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services.onboard import NewInstance, Onboarder, check_login, final_name, install_app_key
@@ -88,13 +89,7 @@ class AddInstanceScreen(ModalScreen[Added | None]):
         spec = parse_login(self._value("login"))
         choice = self.query_one("#provider", Select).value
         provider = choice if isinstance(choice, str) and choice != AUTO else guess_provider(spec.host)
-        rate_text = self._value("rate")
-        try:
-            rate = float(rate_text) if rate_text else None
-        except ValueError:
-            raise InputError(f"hourly price {rate_text!r}: give a number like 1.98") from None
-        if rate is not None and not 0 <= rate < 10_000:
-            raise InputError("hourly price: 0..10000")
+        rate = parse_hourly_rate(self._value("rate"))
         name = self._value("name")
         if name:
             InstanceConfig(name=name, host=spec.host)  # the config's own name rules

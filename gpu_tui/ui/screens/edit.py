@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from gpu_tui.config.edit import REMOVE
 from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.cost import parse_hourly_rate
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.ui.screens.form_css import compact_form_css
 
@@ -53,11 +54,8 @@ def _current(inst: InstanceConfig) -> dict[str, str]:
 
 def form_fields(values: dict[str, str], provider: str) -> dict[str, Any]:
     """The config keys to write: an emptied field removes its key (back to the default)."""
-    rate = values["hourly_rate"].strip()
-    try:
-        hourly_rate: Any = float(rate) if rate else REMOVE
-    except ValueError:
-        raise ValueError(f"price {rate!r}: give a number like 1.98") from None
+    rate = parse_hourly_rate(values["hourly_rate"])
+    hourly_rate: Any = REMOVE if rate is None else rate
     out: dict[str, Any] = {"hourly_rate": hourly_rate, "provider": provider}
     for key in ("provider_id", "workdir", "state_dir", "shutdown_command", "identity_file"):
         out[key] = values[key].strip() or REMOVE
