@@ -7,6 +7,7 @@ unreachable or a step failed.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -27,7 +28,23 @@ from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings, load_settings
 from gpu_tui.core.errors import ConfigError, GpuTuiError, InputError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "COMMANDS"]
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "status": ("status", "run_status"),
+    "cost": ("cost_cmd", "run_cost"),
+    "shutdown": ("power_cmd", "run_shutdown"),
+    "add": ("add_cmd", "run_add"),
+    "remove": ("add_cmd", "run_remove"),
+    "conda": ("conda_cmd", "run_conda"),
+    "ssh": ("ssh_cmd", "run_ssh"),
+    "sync": ("sync_cmd", "run_sync_command"),
+    "env": ("env", "run_env"),
+    "autostop": ("autostop_cmd", "run_autostop"),
+    **{name: ("jobs", "run_job_command") for name in JOB_COMMANDS},
+}
+"""Subcommand -> (module in gpu_tui.commands, function(args, settings, paths) -> exit code);
+the rest (none, `demo`, `local`) open the dashboard."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -131,46 +148,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings, paths = _load(args)
         setup_logging(paths.log_file, debug=args.debug)
-        if args.command == "status":
-            from gpu_tui.commands.status import run_status
-
-            return run_status(args, settings, paths)
-        if args.command == "cost":
-            from gpu_tui.commands.cost_cmd import run_cost
-
-            return run_cost(args, settings, paths)
-        if args.command == "shutdown":
-            from gpu_tui.commands.power_cmd import run_shutdown
-
-            return run_shutdown(args, settings, paths)
-        if args.command in ("add", "remove"):
-            from gpu_tui.commands.add_cmd import run_add, run_remove
-
-            return (run_add if args.command == "add" else run_remove)(args, settings, paths)
-        if args.command == "conda":
-            from gpu_tui.commands.conda_cmd import run_conda
-
-            return run_conda(args, settings, paths)
-        if args.command == "ssh":
-            from gpu_tui.commands.ssh_cmd import run_ssh
-
-            return run_ssh(args, settings, paths)
-        if args.command == "sync":
-            from gpu_tui.commands.sync_cmd import run_sync_command
-
-            return run_sync_command(args, settings, paths)
-        if args.command == "env":
-            from gpu_tui.commands.env import run_env
-
-            return run_env(args, settings, paths)
-        if args.command == "autostop":
-            from gpu_tui.commands.autostop_cmd import run_autostop
-
-            return run_autostop(args, settings, paths)
-        if args.command in JOB_COMMANDS:
-            from gpu_tui.commands.jobs import run_job_command
-
-            return run_job_command(args, settings, paths)
+        runner = COMMANDS.get(args.command)
+        if runner is not None:
+            module, function = runner
+            # imported on use: `gpu-tui status` need not load the dashboard, nor the other way round
+            return getattr(importlib.import_module(f"gpu_tui.commands.{module}"), function)(args, settings, paths)
         return _dashboard(args, settings, paths)
     except ConfigError as exc:
         sys.stderr.write(f"gpu-tui: {exc.message}\n")
