@@ -92,6 +92,14 @@ def cli_env(tmp: Path, *, known_hosts: str | None = None, keyring: str = "keyrin
     }
 
 
+def env_for_children(monkeypatch: object, tmp: Path, *trusted: object) -> None:
+    """Point this process's environment (inherited by the gpu-tui children it starts: rsync's
+    transport, the shell) at `tmp`'s XDG dirs with `trusted` instances' host keys, no keyring."""
+    env = cli_env(tmp, known_hosts="".join(f"{i.host_public_key_line}\n" for i in trusted))  # type: ignore[attr-defined]
+    for key in ("XDG_DATA_HOME", "XDG_STATE_HOME", "PYTHON_KEYRING_BACKEND"):
+        monkeypatch.setenv(key, env[key])  # type: ignore[attr-defined]
+
+
 def run_gpu_tui(
     tmp: Path,
     instances: list[object],

@@ -22,8 +22,12 @@ from sshhelp import config_text
 pytestmark = pytest.mark.sshd
 
 
-def make_app(tmp: Path, instances: list, *, trust: bool = True, keys: str = "") -> GpuTuiApp:
+def make_app(tmp: Path, instances: list, *, trust: bool = True, keys: str = "", write_config: bool = False) -> GpuTuiApp:
+    """The dashboard on `instances`; `write_config` also writes the config file, for the
+    children that read it (rsync's transport, the shell)."""
     text = config_text(instances, connect_timeout=2.0) + keys
+    if write_config:
+        (tmp / "config.toml").write_text(text)
     settings = parse_settings(text)
     paths = Paths(tmp / "config.toml", tmp / "data", tmp / "log", tmp / "no-ssh-config", tmp / "no-known-hosts")
     paths.data_dir.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownConfirmScreen, ShutdownReportScreen
 
-from sshhelp import config_text
+from sshhelp import env_for_children
 from test_dashboard_pilot import make_app, state_of, wait_for
 
 pytestmark = pytest.mark.sshd
@@ -111,13 +111,9 @@ async def test_S_can_pull_the_results_first(sshd_instance, tmp_path: Path, monke
     out.mkdir(parents=True)
     (out / "best.pt").write_text("weights\n")
     local = tmp_path / "results"
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))  # rsync's transport child reads these
-    (tmp_path / "xdg" / "gpu-tui").mkdir(parents=True)
-    (tmp_path / "xdg" / "gpu-tui" / "known_hosts").write_text(sshd_instance.host_public_key_line + "\n")
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    env_for_children(monkeypatch, tmp_path, sshd_instance)  # rsync's transport child
     extra = f'sync = {{ local = "{local}", remote = "proj/out" }}\n'
-    app = make_app(tmp_path, [sshd_instance], keys=extra)
-    (tmp_path / "config.toml").write_text(config_text([sshd_instance], connect_timeout=2.0) + extra)
+    app = make_app(tmp_path, [sshd_instance], keys=extra, write_config=True)
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
         await pilot.press("S")

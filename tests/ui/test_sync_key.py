@@ -11,7 +11,7 @@ from textual.widgets import Static
 from gpu_tui.ui.factory import build_app, local_source
 from gpu_tui.ui.screens.sync import SyncScreen
 
-from sshhelp import config_text
+from sshhelp import env_for_children
 from test_dashboard_pilot import make_app, state_of, wait_for
 
 pytestmark = pytest.mark.sshd
@@ -21,13 +21,9 @@ async def test_y_opens_sync_for_the_selected_instance(sshd_instance, tmp_path: P
     local = tmp_path / "proj"
     local.mkdir()
     (local / "train.py").write_text("print(1)\n")
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    (tmp_path / "xdg" / "gpu-tui").mkdir(parents=True)
-    (tmp_path / "xdg" / "gpu-tui" / "known_hosts").write_text(sshd_instance.host_public_key_line + "\n")
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
+    env_for_children(monkeypatch, tmp_path, sshd_instance)  # rsync's transport child
     extra = f'sync = {{ local = "{local}", remote = "proj" }}\n'
-    app = make_app(tmp_path, [sshd_instance], keys=extra)
-    (tmp_path / "config.toml").write_text(config_text([sshd_instance], connect_timeout=2.0) + extra)
+    app = make_app(tmp_path, [sshd_instance], keys=extra, write_config=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
         await pilot.press("y")
