@@ -129,6 +129,7 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
         self._shutting: set[str] = set()
         self._idle_warned: set[str] = set()
         self._budget_warned: str | None = None
+        self._budget_checked = 0.0
         self._balance_timer: Timer | None = None
         if self._keys:
             self.set_keymap(self._keys)
@@ -293,7 +294,8 @@ class GpuTuiApp(JobActions, PowerActions, App[str | None]):
                 table.show(view, now)  # cost and countdown cells; unchanged cells are skipped
             self.fleet_bar.refresh_from(self.fleet, now)
         self._warn_idle(now)
-        if int(now) % BUDGET_CHECK_SECONDS == 0:
+        if now - self._budget_checked >= BUDGET_CHECK_SECONDS:
+            self._budget_checked = now
             self._warn_budget(now)
 
     @work(group="balance", exclusive=True, exit_on_error=False)

@@ -44,3 +44,24 @@ async def test_idle_instance_is_called_out(sshd_factory, tmp_path: Path) -> None
         assert "idle 16 min" in app.host_panel.render_view(app.fleet.views["idle"], app.clock()).plain
         await pilot.pause(1.5)
         assert sum(m.startswith("idle has been idle") for m in (n.message for n in app._notifications)) == 1  # once
+
+
+async def test_daily_budget_warning_once(sshd_instance, tmp_path: Path) -> None:
+    text = config_text([sshd_instance], connect_timeout=2.0).replace(
+        "refresh_seconds = 0.5\n", "refresh_seconds = 0.5\nbudget_daily = 0.0001\n")
+    settings = parse_settings(text)
+    paths = Paths(tmp_path / "config.toml", tmp_path / "data", tmp_path / "log", tmp_path / "x", tmp_path / "y")
+    paths.data_dir.mkdir(parents=True)
+    paths.app_known_hosts.write_text(sshd_instance.host_public_key_line + "\n")
+    shift = [0.0]
+    app = build_app(config_source(settings, paths, SecretStore(environ={})), settings, clock=lambda: time.time() + shift[0])
+    async with app.run_test(size=(100, 30)) as pilot:
+        name = sshd_instance.name
+        await wait_for(pilot, lambda: app.fleet.views[name].stats is not None)  # a sighting in the ledger
+        budget = lambda: [n for n in app._notifications if n.title == "budget"]  # noqa: E731
+        shift[0] = 31  # the next budget check
+        await wait_for(pilot, lambda: budget(), timeout=5)
+        assert "passed your daily budget of ¥0.0001" in budget()[0].message
+        shift[0] = 62
+        await pilot.pause(1.5)
+        assert len(budget()) == 1  # once a day
