@@ -61,7 +61,6 @@ for p in (str(REPO), str(TESTS)):
         sys.path.insert(0, p)
 
 import asyncssh  # noqa: E402
-
 import sshd as sshd_lib  # noqa: E402  (tests/sshd.py)
 from procfs import cpu_model  # noqa: E402  (benchmarks/)
 from sshhelp import ssh_host  # noqa: E402  (tests/sshhelp.py)
@@ -203,7 +202,7 @@ class CpuGroup:
         self.path, self.stat, self.kind = path, stat, kind
 
     @classmethod
-    def create(cls, label: str) -> "CpuGroup | None":
+    def create(cls, label: str) -> CpuGroup | None:
         for base, stat, kind in cls.BASES:
             b = Path(base)
             if not (b / "cgroup.procs").exists() or not os.access(b, os.W_OK):

@@ -33,7 +33,7 @@ import sshd as sshd_lib  # noqa: E402
 from sshhelp import config_text  # noqa: E402
 
 
-def one_run(session: "sshd_lib.SshdSession", n: int, run: int, delay: float) -> float:
+def one_run(session: sshd_lib.SshdSession, n: int, run: int, delay: float) -> float:
     fleet = [session.instance(f"r{run}-{i:02d}") for i in range(n)]
     for inst in fleet:
         inst.set_shutdown_delay(delay)

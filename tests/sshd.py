@@ -102,8 +102,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import asyncssh
 
@@ -572,12 +573,12 @@ def ensure_password_user(name: str = PASSWORD_USER) -> PasswordUser:
 
 # ----------------------------------------------------------------------------- registry
 
-_LIVE: set["SshdInstance"] = set()
+_LIVE: set[SshdInstance] = set()
 _ROOTS: set[str] = set()
 _atexit_registered = False
 
 
-def _register(inst: "SshdInstance") -> None:
+def _register(inst: SshdInstance) -> None:
     global _atexit_registered
     _LIVE.add(inst)
     _ROOTS.add(str(inst.root))
@@ -942,7 +943,7 @@ class SshdInstance:
         """Per-connection sshd processes and everything they started (still under sshd)."""
         return descendants(self._proc.pid) if self.is_running else []
 
-    def start(self, timeout: float = START_TIMEOUT) -> "SshdInstance":
+    def start(self, timeout: float = START_TIMEOUT) -> SshdInstance:
         """Start sshd (a free port the first time, the same port ever after) and wait until it
         sends its SSH banner. After a fake shutdown this is "power the instance back on"."""
         if self.is_running:
@@ -1016,7 +1017,7 @@ class SshdInstance:
         self._orphans = []
         _LIVE.discard(self)
 
-    def restart(self, timeout: float = START_TIMEOUT) -> "SshdInstance":
+    def restart(self, timeout: float = START_TIMEOUT) -> SshdInstance:
         """stop() then start() on the SAME port with the current host key."""
         self.stop()
         return self.start(timeout)

@@ -108,7 +108,7 @@ def run_gpu_tui(
     config_extra: str = "",
     timeout: float = 60,
     **cfg: float,
-) -> "subprocess.CompletedProcess[str]":
+) -> subprocess.CompletedProcess[str]:
     """`python -m gpu_tui --config <tmp config> ARGS...` in a clean environment: its own XDG dirs
     (known hosts trusted unless `trust=False`), no keyring, a fresh HOME."""
     import subprocess

@@ -52,7 +52,7 @@ class Paths:
         return self.log_dir / "gpu-tui.log"
 
     @classmethod
-    def default(cls, config_file: Path | None = None) -> "Paths":
+    def default(cls, config_file: Path | None = None) -> Paths:
         home = Path.home()
         return cls(
             config_file=config_file or default_config_path(),

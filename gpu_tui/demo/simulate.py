@@ -51,9 +51,7 @@ class GpuSim:
         self.spec = spec
         self.work: Workload = profile.workloads[index]
         self.mig = profile.mig
-        self.uuid = "GPU-{:08x}-{:04x}-{:04x}-{:04x}-{:012x}".format(
-            rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(16), rng.getrandbits(48)
-        )
+        self.uuid = f"GPU-{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-{rng.getrandbits(16):04x}-{rng.getrandbits(16):04x}-{rng.getrandbits(48):012x}"
         self._omega = _TAU / max(1.0, self.work.period)
         self._phase = rng.uniform(0.0, _TAU)
         self._mem_omega = _TAU / max(60.0, self.work.period * 7.3)

@@ -92,7 +92,7 @@ class LocalHost(Host):
             out, err = await asyncio.wait_for(
                 process.communicate(stdin.encode() if stdin is not None else None), timeout
             )
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             _kill_group(process)
             raise CommandTimeout(f"{self.name}: command did not finish within {timeout:g} s") from None
         return CommandResult(process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))

@@ -6,7 +6,6 @@ asyncssh has no reconnect of its own; the monitor service loops over `connect()`
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -226,7 +225,7 @@ class SshHost(Host):
         except asyncssh.PermissionDenied:
             how = "password" if self._password is not None else "keys"
             raise AuthFailed(f"{t.user}@{t.host}:{t.port} refused the login ({how}); check the user and credentials") from None
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             raise Unreachable(f"{t.host}:{t.port}: no SSH answer within {self._connect_timeout:g} s") from None
         except (OSError, asyncssh.Error) as exc:
             raise Unreachable(f"{t.host}:{t.port}: {_reason(exc)}") from None
@@ -361,7 +360,7 @@ class SshHost(Host):
             conn.close()
             try:
                 await asyncio.wait_for(conn.wait_closed(), 2.0)
-            except (asyncio.TimeoutError, OSError, asyncssh.Error):
+            except (TimeoutError, OSError, asyncssh.Error):
                 pass
 
 

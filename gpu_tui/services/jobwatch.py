@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.autostop import AutostopStatus
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.jobs import JobFacts, JobInfo
 from gpu_tui.remote.host import Host
-from gpu_tui.core.autostop import AutostopStatus
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.autostop import read_status
 

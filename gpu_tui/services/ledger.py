@@ -125,7 +125,7 @@ class Ledger:
                 self._db.close()
                 self._db = None
 
-    def __enter__(self) -> "Ledger":
+    def __enter__(self) -> Ledger:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -106,7 +106,7 @@ async def shutdown_instance(
             return result(False, f"NOT shut down: {why}")
         try:
             await asyncio.wait_for(host.wait_closed(), verify_seconds)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             return result(False, f"NOT shut down: the shutdown command ran, but the instance was still up after {verify_seconds:g} s")
     finally:
         await host.close()

@@ -106,7 +106,7 @@ async def collect_status(hosts: Sequence[tuple[Host, float]], *, overall_timeout
     async def one(host: Host, rate: float) -> InstanceStatus:
         try:
             return await asyncio.wait_for(sample_host(host, rate), overall_timeout)
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             await host.close()
             return InstanceStatus(name=host.name, hourly_rate=rate, error=f"no answer within {overall_timeout:g} s", error_title="unreachable")
 

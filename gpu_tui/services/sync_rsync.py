@@ -21,7 +21,14 @@ from collections import deque
 from collections.abc import Callable
 
 from gpu_tui.core.errors import RemoteError
-from gpu_tui.core.syncplan import RSYNC_PARTIAL_DIR, SyncProgress, SyncSummary, parse_progress, parse_rsync_version, parse_stats
+from gpu_tui.core.syncplan import (
+    RSYNC_PARTIAL_DIR,
+    SyncProgress,
+    SyncSummary,
+    parse_progress,
+    parse_rsync_version,
+    parse_stats,
+)
 from gpu_tui.services.sync_transport import HOST_WORD, Transport
 
 __all__ = ["MIN_LOCAL", "MIN_REMOTE", "PARTIAL_DIR", "TIMEOUT", "local_rsync", "rsync_argv", "run_rsync"]

@@ -25,23 +25,15 @@ from textual.widgets import DataTable, Footer
 from textual.worker import Worker, WorkerCancelled, WorkerState
 
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core.errors import GpuTuiError
-from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
 from gpu_tui.core.cost import format_money
+from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.services.autodl_api import hours_left
 from gpu_tui.services.events import GpuFrameReceived, HostStatsReceived, StateChanged
+from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.job_actions import JobActions
-from gpu_tui.ui.screens.job_log import JobLogScreen
-from gpu_tui.ui.power_actions import PowerActions
 from gpu_tui.ui.messages import JobEnded
-from gpu_tui.ui.screens.add import AddInstanceScreen, Added
-from gpu_tui.ui.screens.conda import CondaScreen
-from gpu_tui.ui.screens.cost import CostScreen
-from gpu_tui.ui.screens.edit import EditInstanceScreen
-from gpu_tui.ui.screens.sync import SyncScreen
-from gpu_tui.ui.shell import open_shell, shell_possible
-from gpu_tui.ui.screens.env_check import EnvCheckScreen
+from gpu_tui.ui.power_actions import PowerActions
 from gpu_tui.ui.screens import (
     DetailScreen,
     HelpScreen,
@@ -50,6 +42,14 @@ from gpu_tui.ui.screens import (
     TrustKeyScreen,
     WelcomeScreen,
 )
+from gpu_tui.ui.screens.add import Added, AddInstanceScreen
+from gpu_tui.ui.screens.conda import CondaScreen
+from gpu_tui.ui.screens.cost import CostScreen
+from gpu_tui.ui.screens.edit import EditInstanceScreen
+from gpu_tui.ui.screens.env_check import EnvCheckScreen
+from gpu_tui.ui.screens.job_log import JobLogScreen
+from gpu_tui.ui.screens.sync import SyncScreen
+from gpu_tui.ui.shell import open_shell, shell_possible
 from gpu_tui.ui.source import FleetSource, Opened
 from gpu_tui.ui.widgets import FleetBar, GpuPanel, HostPanel, InstanceTable
 

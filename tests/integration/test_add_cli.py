@@ -14,7 +14,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from sshhelp import cli_env
 
 pytestmark = pytest.mark.sshd

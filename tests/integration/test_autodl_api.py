@@ -77,12 +77,12 @@ async def test_errors_are_one_clear_line(server: str, monkeypatch: pytest.Monkey
 
 @pytest.mark.sshd
 async def test_the_fleet_bar_shows_the_balance(server: str, sshd_instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sshhelp import config_text
+
     from gpu_tui.config.paths import Paths
     from gpu_tui.config.secrets import SecretStore
     from gpu_tui.config.settings import parse_settings
     from gpu_tui.ui.factory import build_app, config_source
-
-    from sshhelp import config_text
 
     monkeypatch.setenv("GPU_TUI_AUTODL_API", server)
     text = config_text([sshd_instance]) + 'provider = "autodl"\n'

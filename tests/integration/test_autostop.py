@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from sshd import capture_query_gpu
+from sshhelp import cli_env, config_text, ssh_host
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError
@@ -23,9 +25,6 @@ from gpu_tui.core.jobs import JobRequest, new_job_id
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services import autostop as svc
 from gpu_tui.services import jobs as jobsvc
-
-from sshhelp import cli_env, config_text, ssh_host
-from sshd import capture_query_gpu
 
 pytestmark = pytest.mark.sshd
 

@@ -10,11 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
+from sshhelp import cli_env, conda_processes, config_text, ssh_host
 
 from gpu_tui.services import conda as condasvc
 from gpu_tui.services.killable import Killable
-
-from sshhelp import cli_env, conda_processes, config_text, ssh_host
 
 pytestmark = pytest.mark.sshd
 

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from sshhelp import run_gpu_tui
 
 pytestmark = pytest.mark.sshd

@@ -13,6 +13,9 @@ from pathlib import Path
 
 import asyncssh
 import pytest
+from demohelp import demo_known_hosts as known_hosts
+from demohelp import demo_ssh_host as ssh_host
+from sshhelp import stats_block_times
 
 from gpu_tui.core import nvsmi
 from gpu_tui.core.errors import AuthFailed, ConfigError, HostKeyChanged, Unreachable
@@ -29,10 +32,6 @@ from gpu_tui.services.events import (
 )
 from gpu_tui.services.monitor import HostMonitor
 from gpu_tui.services.status import collect_status, sample_host
-
-from demohelp import demo_known_hosts as known_hosts
-from demohelp import demo_ssh_host as ssh_host
-from sshhelp import stats_block_times
 
 DEFAULT_NAMES = [
     "autodl-4090-train",

@@ -11,15 +11,14 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from demohelp import demo_known_hosts as known_hosts
+from demohelp import demo_ssh_host as ssh_host
 
 from gpu_tui.demo import DemoFleet, start_demo_fleet
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services import conda as condasvc
 from gpu_tui.services.envcheck import check_environment
 from gpu_tui.services.killable import PID_MARK, Killable
-
-from demohelp import demo_known_hosts as known_hosts
-from demohelp import demo_ssh_host as ssh_host
 
 IDLE = "autodl-4090-idle"
 H100 = "runpod-h100x8"

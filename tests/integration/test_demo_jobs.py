@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from demohelp import demo_known_hosts as known_hosts
+from demohelp import demo_ssh_host as ssh_host
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError
@@ -23,9 +25,6 @@ from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.conda import conda_envs, find_conda, resolve_env
 from gpu_tui.services.logtail import LogFollower
-
-from demohelp import demo_known_hosts as known_hosts
-from demohelp import demo_ssh_host as ssh_host
 
 TRAIN = "autodl-4090-train"
 IDLE = "autodl-4090-idle"

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 import sshd as sshd_lib
 from sshhelp import ssh_host
 

@@ -8,7 +8,6 @@ import time
 
 import asyncssh
 import pytest
-
 import sshd as sshd_lib
 
 pytestmark = pytest.mark.sshd

@@ -8,14 +8,13 @@ import time
 from pathlib import Path
 
 import pytest
+from sshhelp import ssh_host
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.jobs import JobFacts, JobRequest, new_job_id
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services import jobs as jobsvc
-
-from sshhelp import ssh_host
 
 pytestmark = pytest.mark.sshd
 

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from sshhelp import run_gpu_tui
 
 pytestmark = pytest.mark.sshd

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from sshhelp import ssh_host
 
 from gpu_tui.core.models import GpuErrorKind
 from gpu_tui.services.events import (
@@ -20,8 +21,6 @@ from gpu_tui.services.events import (
     StateChanged,
 )
 from gpu_tui.services.monitor import HostMonitor
-
-from sshhelp import ssh_host
 
 pytestmark = pytest.mark.sshd
 

@@ -7,11 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
+from sshhelp import run_gpu_tui, ssh_host
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.services.power import shutdown_instance, shutdown_many
-
-from sshhelp import run_gpu_tui, ssh_host
 
 pytestmark = pytest.mark.sshd
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sshhelp import run_gpu_tui
 
 from gpu_tui.services.ledger import Ledger
-
-from sshhelp import run_gpu_tui
 
 pytestmark = pytest.mark.sshd
 

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from sshhelp import cli_env, config_text
 
 from gpu_tui.config.secrets import env_var_name
-from sshhelp import cli_env, config_text
 
 pytestmark = pytest.mark.sshd
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from sshhelp import ssh_host, stats_block_times
 
 pytestmark = pytest.mark.sshd

@@ -8,6 +8,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from sshhelp import config_text
+from test_dashboard_pilot import state_of, wait_for
 from textual.widgets import Checkbox, Input, Static
 
 from gpu_tui.config.paths import Paths
@@ -16,9 +18,6 @@ from gpu_tui.config.settings import parse_settings
 from gpu_tui.ui.factory import build_app, config_source
 from gpu_tui.ui.screens import TrustKeyScreen, WelcomeScreen
 from gpu_tui.ui.screens.add import AddInstanceScreen
-
-from sshhelp import config_text
-from test_dashboard_pilot import state_of, wait_for
 
 pytestmark = pytest.mark.sshd
 

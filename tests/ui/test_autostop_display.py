@@ -7,12 +7,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from sshhelp import ssh_host
+from test_dashboard_pilot import make_app, state_of, wait_for
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.services import autostop as svc
-
-from sshhelp import ssh_host
-from test_dashboard_pilot import make_app, state_of, wait_for
 
 pytestmark = pytest.mark.sshd
 

@@ -6,15 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sshhelp import conda_processes
+from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Checkbox, DataTable, Input, Log, Select, Static
 
 from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.conda_forms import CondaForm
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.env_check import DEFAULT_ENV, EnvCheckScreen
-
-from sshhelp import conda_processes
-from test_dashboard_pilot import make_app, state_of, wait_for
 
 pytestmark = pytest.mark.sshd
 

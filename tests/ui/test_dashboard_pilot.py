@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from sshhelp import config_text
 
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
@@ -16,8 +16,6 @@ from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.factory import build_app, config_source
 from gpu_tui.ui.screens import DetailScreen, HelpScreen, PasswordScreen, TrustKeyScreen, WelcomeScreen
 from gpu_tui.ui.widgets import GpuPanel, InstanceTable
-
-from sshhelp import config_text
 
 pytestmark = pytest.mark.sshd
 

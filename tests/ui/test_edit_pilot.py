@@ -7,12 +7,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from sshhelp import config_text
+from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Input, Static
 
 from gpu_tui.ui.screens.edit import EditInstanceScreen
-
-from sshhelp import config_text
-from test_dashboard_pilot import make_app, state_of, wait_for
 
 pytestmark = pytest.mark.sshd
 

@@ -7,14 +7,13 @@ import time
 from pathlib import Path
 
 import pytest
+from sshhelp import config_text
+from test_dashboard_pilot import state_of, wait_for
 
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import parse_settings
 from gpu_tui.ui.factory import build_app, config_source
-
-from sshhelp import config_text
-from test_dashboard_pilot import state_of, wait_for
 
 pytestmark = pytest.mark.sshd
 

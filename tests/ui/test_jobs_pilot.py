@@ -7,13 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
+from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Input, Log, Select, Static
 
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.job_log import JobLogScreen
 from gpu_tui.ui.screens.run_job import NO_ENV, RunJobScreen
-
-from test_dashboard_pilot import make_app, state_of, wait_for
 
 pytestmark = pytest.mark.sshd
 

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from sshhelp import env_for_children
+from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Static
 
 from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownConfirmScreen, ShutdownReportScreen
-
-from sshhelp import env_for_children
-from test_dashboard_pilot import make_app, state_of, wait_for
 
 pytestmark = pytest.mark.sshd
 

@@ -8,7 +8,6 @@ replaced by a no-op and the child's stdin fed by the test."""
 from __future__ import annotations
 
 import contextlib
-import os
 import subprocess
 import sys
 import time
@@ -18,13 +17,13 @@ from typing import Any
 
 import pytest
 from pydantic import SecretStr
+from test_dashboard_pilot import state_of, wait_for
 
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore, env_var_name
 from gpu_tui.config.settings import parse_settings
 from gpu_tui.ui.factory import build_app, config_source, demo_source, local_source
 from gpu_tui.ui.shell import local_shell, open_shell, shell_possible, ssh_child
-from test_dashboard_pilot import state_of, wait_for
 
 # ------------------------------------------------------------------------------ pure parts
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sshhelp import env_for_children
+from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Static
 
 from gpu_tui.ui.factory import build_app, local_source
 from gpu_tui.ui.screens.sync import SyncScreen
-
-from sshhelp import env_for_children
-from test_dashboard_pilot import make_app, state_of, wait_for
 
 pytestmark = pytest.mark.sshd
 

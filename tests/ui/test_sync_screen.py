@@ -9,13 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from sshhelp import ssh_host
 from textual.app import App
 from textual.widgets import Static
 
 from gpu_tui.config.settings import InstanceConfig, SyncConfig
 from gpu_tui.ui.screens.sync import SyncScreen
-
-from sshhelp import ssh_host
 
 pytestmark = pytest.mark.sshd
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from hypothesis import given, settings
@@ -115,7 +115,7 @@ def test_an_interval_across_midnight_is_split_between_days() -> None:
 
 # ------------------------------------------------------------------------------ properties
 
-zones = st.sampled_from([timezone.utc, SHANGHAI, timezone(timedelta(hours=-9, minutes=-30)), BERLIN, ZoneInfo("America/New_York")])
+zones = st.sampled_from([UTC, SHANGHAI, timezone(timedelta(hours=-9, minutes=-30)), BERLIN, ZoneInfo("America/New_York")])
 times = st.floats(min_value=1.5e9, max_value=2.0e9, allow_nan=False)
 
 
