@@ -38,7 +38,7 @@ async def shoot(name: str, size: tuple[int, int], keys: list[str], wait: float |
             await settle(app)
         else:
             # these screens ask the instance, so the monitors (and connections) must keep running
-            while app.fleet is None or app.selected() is None or app.selected().state != "online":
+            while app.fleet is None or app.dashboard.selected() is None or app.dashboard.selected().state != "online":
                 await pilot.pause(0.1)
         for key in keys:
             await pilot.press(key)

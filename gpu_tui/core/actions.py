@@ -1,28 +1,65 @@
-"""The dashboard's action ids (CONTRACTS.md): the names users remap in the config's `[keys]` table.
+"""The dashboard's one action table: id, default key, footer label and help line.
 
-Kept in core so the config layer can validate `[keys]` without importing the UI.
+Everything else is derived from it: the dashboard's bindings, the `[keys]` validation of the
+config (which is why it lives in core: config must not import the UI), the help screen and the
+command palette. When an action can run is the dashboard's business (its availability table,
+tied to this one by a test).
 """
 
 from __future__ import annotations
 
-__all__ = ["ACTION_IDS"]
+from dataclasses import dataclass
 
-ACTION_IDS: tuple[str, ...] = (
-    "run_job",
-    "stop_job",
-    "detail",
-    "cost",
-    "edit",
-    "logs",
-    "conda",
-    "check",
-    "sync",
-    "shell",
-    "shutdown",
-    "shutdown_all",
-    "add",
-    "quit",
-    "help",
-    "trust_key",
-    "reconnect",
+__all__ = ["ACTIONS", "ACTION_IDS", "Action", "action", "key_label"]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    id: str
+    """What users remap in `[keys]`; the dashboard's method is `action_<id>`."""
+    key: str
+    """The default key, in Textual's names (`question_mark`, `dollar_sign`, `S`)."""
+    label: str
+    """Short, for the footer and the palette."""
+    help: str
+    """One line for the help screen."""
+    show: bool = True
+    """In the footer (hidden ones are still bound, listed in help and the palette)."""
+
+
+# In the order the footer shows them: at 80 columns only the first few fit.
+ACTIONS: tuple[Action, ...] = (
+    Action("quit", "q", "Quit", "quit (asks while instances still bill)"),
+    Action("help", "question_mark", "Help", "every key"),
+    Action("shutdown", "S", "Shut down", "shut this instance down, verified"),
+    Action("run_job", "r", "Run", "run a job on the selected instance"),
+    Action("logs", "l", "Logs", "the newest job: log, loss curve, ETA"),
+    Action("stop_job", "x", "Stop job", "stop the running job (asks first)"),
+    Action("cost", "dollar_sign", "Cost", "cost: today, week, month, all time"),
+    Action("check", "c", "Check", "check driver, CUDA, conda, torch, disks"),
+    Action("conda", "e", "Conda", "conda envs: create, install, remove"),
+    Action("sync", "y", "Sync", "push or pull the sync directories"),
+    Action("shell", "t", "Shell", "a shell on the instance"),
+    Action("detail", "enter", "Detail", "this instance's GPUs, larger charts"),
+    Action("add", "a", "Add", "add an instance (paste its login)"),
+    Action("edit", "i", "Edit", "edit this instance's settings"),
+    Action("shutdown_all", "Q", "Shut all+quit", "shut every billing one down, quit"),
+    Action("trust_key", "K", "Trust key", "trust an unknown or changed host key"),
+    Action("reconnect", "R", "Reconnect", "reconnect now (or type the password)"),
 )
+
+ACTION_IDS: tuple[str, ...] = tuple(a.id for a in ACTIONS)
+
+_BY_ID = {a.id: a for a in ACTIONS}
+
+_KEY_LABELS = {"question_mark": "?", "dollar_sign": "$"}
+
+
+def action(action_id: str) -> Action:
+    """The table's entry for `action_id` (KeyError for an unknown one)."""
+    return _BY_ID[action_id]
+
+
+def key_label(key: str) -> str:
+    """A Textual key name as a person types it (`question_mark` -> `?`)."""
+    return ",".join(_KEY_LABELS.get(k, k) for k in key.split(","))

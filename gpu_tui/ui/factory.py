@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import tempfile
@@ -12,7 +13,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from gpu_tui.config.logsetup import redact
-from gpu_tui.config.paths import Paths
+from gpu_tui.config.paths import Paths, default_config_path
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.local import LocalHost
@@ -23,11 +24,20 @@ from gpu_tui.services.onboard import Onboarder
 from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.source import FleetSource, Opened
 
-__all__ = ["build_app", "config_source", "demo_source", "local_source"]
+__all__ = ["build_app", "config_label", "config_source", "demo_source", "local_source"]
 
 LEDGER_WRITE_SECONDS = 15.0
 """The dashboard sees uptime every 5 s per instance; the ledger keeps one write per 15 s of it
 (a reboot or a new rate is written at once)."""
+
+
+def config_label(path: Path) -> str:
+    """How the top bar names the config: nothing for the default file, else the path with `~`."""
+    if path.expanduser().resolve() == default_config_path().expanduser().resolve():
+        return ""
+    home = str(Path.home())
+    text = str(path)
+    return "~" + text[len(home):] if text == home or text.startswith(home + os.sep) else text
 
 
 def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None = None) -> FleetSource:
@@ -64,7 +74,7 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
                       typed_password=store.remembered)
 
     return FleetSource(
-        title=str(paths.config_file),
+        title=config_label(paths.config_file),
         open=open_,
         config_path=str(paths.config_file),
         empty=not settings.instances,

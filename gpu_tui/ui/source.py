@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import SecretStr
@@ -21,7 +21,7 @@ class Opened:
     """What a source yields once started: the instances and hosts, and how to trust a host key."""
 
     settings: Settings
-    hosts: list[tuple[InstanceConfig, Host]]
+    hosts: Sequence[tuple[InstanceConfig, Host]]
     trust: Callable[[str, str], None] = lambda name, key_line: None
     close: Callable[[], Awaitable[None]] | None = None
     use_password: Callable[[str, SecretStr], None] | None = None

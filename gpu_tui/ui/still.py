@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
-from gpu_tui.ui.app import GpuTuiApp
+from textual.app import App
+
+from gpu_tui.ui.dashboard import DashboardScreen
 
 __all__ = ["settle"]
 
 
-async def settle(app: GpuTuiApp, *, timeout: float = 20.0) -> None:
+async def settle(app: App[Any], *, timeout: float = 20.0) -> None:
     """Wait until every instance has left `connecting` (online ones: a frame, or a gpu error, and a
     CPU %, which takes two stats samples, and a job listing), then freeze."""
+    dash = next(s for s in app.screen_stack if isinstance(s, DashboardScreen))
     end = time.monotonic() + timeout
     while True:
-        fleet = app.fleet
+        fleet = dash.fleet
         if fleet is not None and all(
             v.shown_state not in ("connecting",)
             and (v.state != "online" or v.stats is not None and v.stats.cpu_percent is not None)
@@ -37,8 +41,8 @@ async def settle(app: GpuTuiApp, *, timeout: float = 20.0) -> None:
         if v.frame is not None:
             for _ in range(v.history.maxlen):
                 v.history.append(v.frame)
-    now = app.clock()
+    now = dash.clock()
     for v in fleet.views.values():
-        app.table.show(v, now)
-    app.fleet_bar.refresh_from(fleet, now)
-    app.refresh_panels()
+        dash.table.show(v, now)
+    dash.fleet_bar.refresh_from(fleet, now)
+    dash.refresh_panels()

@@ -93,7 +93,7 @@ async def test_the_fleet_bar_shows_the_balance(server: str, sshd_instance, tmp_p
     app = build_app(config_source(settings, paths, store), settings)
     async with app.run_test(size=(100, 24)) as pilot:
         for _ in range(100):
-            if app.fleet_bar.note is not None:
+            if app.dashboard.fleet_bar.note is not None:
                 break
             await pilot.pause(0.1)
-        assert app.fleet_bar.note.plain.startswith("AutoDL ¥133.45")
+        assert app.dashboard.fleet_bar.note.plain.startswith("AutoDL ¥133.45")

@@ -35,8 +35,8 @@ async def test_armed_watchdog_is_shown_with_its_countdown(sshd_instance, tmp_pat
         name = sshd_instance.name
         await wait_for(pilot, lambda: state_of(app, name) == "online")
         await wait_for(pilot, lambda: app.fleet.views[name].autostop is not None, timeout=15)
-        await wait_for(pilot, lambda: "⏻" in app.table._lines[name].plain, timeout=5)
-        panel = app.host_panel.render_view(app.fleet.views[name], app.clock()).plain
+        await wait_for(pilot, lambda: "⏻" in app.dashboard.table._lines[name].plain, timeout=5)
+        panel = app.dashboard.host_panel.render_view(app.fleet.views[name], app.clock()).plain
         assert "autostop in 59m" in panel or "autostop in 1h" in panel, panel
     # disarm (the watchdog is a detached process on the instance)
     host = ssh_host(sshd_instance, tmp_path / "arm")

@@ -48,7 +48,7 @@ def state_of(app: GpuTuiApp, name: str) -> str:
 
 
 def panel_text(app: GpuTuiApp) -> str:
-    return app.query_one(GpuPanel).render_view(app.selected(), time.time()).plain
+    return app.query_one(GpuPanel).render_view(app.dashboard.selected(), time.time()).plain
 
 
 async def test_instances_in_config_order_first_selected_and_live(sshd_fleet, tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ async def test_offline_and_back_is_shown(sshd_instance, tmp_path: Path) -> None:
         sshd_instance.stop()
         await wait_for(pilot, lambda: state_of(app, name) == "offline")
         await wait_for(pilot, lambda: "offline" in panel_text(app))
-        assert app.check_action("reconnect", ()) is True
+        assert app.dashboard.check_action("reconnect", ()) is True
         sshd_instance.start()
         await pilot.press("R")
         await wait_for(pilot, lambda: state_of(app, name) == "online", timeout=20)
@@ -117,9 +117,9 @@ async def test_changed_host_key_is_shown_and_trust_key_disabled_elsewhere(sshd_f
     changed.regenerate_host_key()
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: state_of(app, changed.name) == "host key changed")
-        assert app.check_action("trust_key", ()) is None  # first instance is fine: shown disabled
+        assert app.dashboard.check_action("trust_key", ()) is None  # first instance is fine: shown disabled
         await pilot.press("j")
-        assert app.check_action("trust_key", ()) is True
+        assert app.dashboard.check_action("trust_key", ()) is True
         await pilot.press("K")
         assert isinstance(app.screen, TrustKeyScreen)
         await pilot.press("escape")  # refusing keeps it refused

@@ -33,14 +33,14 @@ async def test_idle_instance_is_called_out(sshd_factory, tmp_path: Path) -> None
         await wait_for(pilot, lambda: app.fleet.views["idle"].frame is not None and app.fleet.views["busy"].frame is not None)
         assert app.fleet.views["idle"].idle_seconds(app.clock()) is not None
         assert app.fleet.views["busy"].idle_seconds(app.clock()) is None
-        assert "online idle" not in app.table._lines["idle"].plain  # not for 15 minutes yet
+        assert "online idle" not in app.dashboard.table._lines["idle"].plain  # not for 15 minutes yet
         shift[0] = 16 * 60  # a quarter of an hour later
-        await wait_for(pilot, lambda: "online idle" in app.table._lines["idle"].plain, timeout=5)
-        assert "online idle" not in app.table._lines["busy"].plain and state_of(app, "busy") == "online"
+        await wait_for(pilot, lambda: "online idle" in app.dashboard.table._lines["idle"].plain, timeout=5)
+        assert "online idle" not in app.dashboard.table._lines["busy"].plain and state_of(app, "busy") == "online"
         notes = [n.message for n in app._notifications]
         assert any(m.startswith("idle has been idle 16 min") and "¥1.5/h" in m for m in notes), notes
         assert not any(m.startswith("busy has been idle") for m in notes)
-        assert "idle 16 min" in app.host_panel.render_view(app.fleet.views["idle"], app.clock()).plain
+        assert "idle 16 min" in app.dashboard.host_panel.render_view(app.fleet.views["idle"], app.clock()).plain
         await pilot.pause(1.5)
         assert sum(m.startswith("idle has been idle") for m in (n.message for n in app._notifications)) == 1  # once
 

@@ -38,7 +38,7 @@ async def test_run_form_log_screen_and_the_end_alert(sshd_instance, tmp_path: Pa
         app.bell = lambda: bells.append(time.monotonic())  # type: ignore[method-assign]
         name = sshd_instance.name
         await wait_for(pilot, lambda: state_of(app, name) == "online")
-        assert app.check_action("logs", ()) is None  # no jobs yet: shown disabled
+        assert app.dashboard.check_action("logs", ()) is None  # no jobs yet: shown disabled
         await pilot.press("r")
         form = app.screen
         assert isinstance(form, RunJobScreen)
@@ -65,7 +65,7 @@ async def test_run_form_log_screen_and_the_end_alert(sshd_instance, tmp_path: Pa
         await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "succeeded", timeout=20)
         await wait_for(pilot, lambda: bells)  # finished: bell and notification
         await pilot.press("escape")
-        panel = app.host_panel.render_view(app.selected()).plain
+        panel = app.dashboard.host_panel.render_view(app.dashboard.selected()).plain
         assert "train  succeeded" in panel
 
 
@@ -83,7 +83,7 @@ async def test_refusal_stays_in_the_form_and_stop_asks_first(sshd_instance, tmp_
 
         await fill_and_start(pilot, app, "trap 'echo bye; exit 0' INT; while :; do sleep 0.1; done", name="loop")
         await wait_for(pilot, lambda: any(j.state == "running" for j in jobs_of(app, name)))
-        assert app.check_action("stop_job", ()) is True
+        assert app.dashboard.check_action("stop_job", ()) is True
         await pilot.press("x")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")  # refusing leaves it running
@@ -92,7 +92,7 @@ async def test_refusal_stays_in_the_form_and_stop_asks_first(sshd_instance, tmp_
         await pilot.press("x")
         await pilot.press("y")
         await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "stopped", timeout=20)
-        assert app.check_action("stop_job", ()) is None
+        assert app.dashboard.check_action("stop_job", ()) is None
 
 
 async def test_environment_check_screen(sshd_instance, tmp_path: Path) -> None:

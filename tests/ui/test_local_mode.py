@@ -36,10 +36,10 @@ async def test_local_shows_this_machines_gpus(monkeypatch: pytest.MonkeyPatch, t
         view = only_view(app)
         assert view.shown_state == "online"
         assert [g.name for g in view.frame.gpus] == ["NVIDIA H100 80GB HBM3"] * 2
-        text = app.gpu_panel.render_view(view, time.time()).plain
+        text = app.dashboard.gpu_panel.render_view(view, time.time()).plain
         assert "this machine" in text and "H100" in text
         # no SSH here: host-key and reconnect actions are hidden, not merely disabled
-        assert app.check_action("trust_key", ()) is False and app.check_action("reconnect", ()) is False
+        assert app.dashboard.check_action("trust_key", ()) is False and app.dashboard.check_action("reconnect", ()) is False
         assert all(len(line) <= 78 for line in text.splitlines())
 
 
@@ -51,7 +51,7 @@ async def test_local_without_nvidia_smi_says_so(monkeypatch: pytest.MonkeyPatch,
         await wait_for(pilot, lambda: only_view(app).gpu_error is not None)
         view = only_view(app)
         assert view.shown_state == "gpu error"
-        text = app.gpu_panel.render_view(view, time.time()).plain
+        text = app.dashboard.gpu_panel.render_view(view, time.time()).plain
         assert "nvidia-smi" in text and "not found" in text
 
 

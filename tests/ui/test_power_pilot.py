@@ -39,7 +39,7 @@ async def test_S_shuts_the_selected_instance_down_verified(sshd_factory, tmp_pat
         await pilot.press("enter")
         await wait_for(pilot, lambda: state_of(app, "a") == "stopped")
         assert a.powered_off and not b.powered_off
-        assert app.check_action("shutdown", ()) is None  # a stopped instance does not bill
+        assert app.dashboard.check_action("shutdown", ()) is None  # a stopped instance does not bill
         await pilot.pause(1.0)
         assert state_of(app, "a") == "stopped"  # no reconnecting over it
         assert app.fleet.burn_rate() == pytest.approx(1.5)

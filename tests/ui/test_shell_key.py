@@ -1,4 +1,4 @@
-"""The dashboard's `t` (gpu_tui/ui/shell.py): the child's argv and environment (a password only
+"""The dashboard's `t` (gpu_tui/ui/dashboard/shell.py): the child's argv and environment (a password only
 ever in the env), where `t` is offered, and the suspend -> child -> resume path on real sshd.
 
 Textual's headless test driver cannot suspend (`can_suspend` is False, so `App.suspend` raises
@@ -22,8 +22,8 @@ from test_dashboard_pilot import state_of, wait_for
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore, env_var_name
 from gpu_tui.config.settings import parse_settings
+from gpu_tui.ui.dashboard.shell import local_shell, open_shell, shell_possible, ssh_child
 from gpu_tui.ui.factory import build_app, config_source, demo_source, local_source
-from gpu_tui.ui.shell import local_shell, open_shell, shell_possible, ssh_child
 
 # ------------------------------------------------------------------------------ pure parts
 
@@ -117,10 +117,10 @@ async def test_headless_driver_cannot_suspend_and_says_so(sshd_instance, tmp_pat
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
         seen = notes(app, monkeypatch)
-        view = app.selected()
-        assert shell_possible(app, view) is True
+        view = app.dashboard.selected()
+        assert shell_possible(app.dashboard, view) is True
         runner = Runner(tmp_path, b"")
-        open_shell(app, view, run=runner)
+        open_shell(app.dashboard, view, run=runner)
         assert runner.calls == []
         assert seen and "real terminal" in seen[0]
 
@@ -134,12 +134,12 @@ async def test_typed_password_reaches_the_child_through_the_env(
         await wait_for(pilot, lambda: state_of(app, "pw-box") == "auth failed")
         seen = notes(app, monkeypatch)
         monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
-        view = app.selected()
-        assert shell_possible(app, view) is True  # the child asks for the password itself
+        view = app.dashboard.selected()
+        assert shell_possible(app.dashboard, view) is True  # the child asks for the password itself
 
         # nothing typed yet: the child is refused too, and the dashboard says why
         refused = Runner(tmp_path, b"echo never\n")
-        open_shell(app, view, run=refused)
+        open_shell(app.dashboard, view, run=refused)
         assert refused.result is not None and refused.result.returncode == 3
         assert seen and "auth failed" in seen[-1]
 
@@ -149,7 +149,7 @@ async def test_typed_password_reaches_the_child_through_the_env(
         monkeypatch.setattr(app.opened, "typed_password", lambda name: typed if name == "pw-box" else None)
         seen.clear()
         runner = Runner(tmp_path, b"echo via-$(whoami)\n")
-        open_shell(app, view, run=runner)
+        open_shell(app.dashboard, view, run=runner)
         (argv, env), = runner.calls
         assert password_user.password not in " ".join(argv)
         assert env[env_var_name("pw-box")] == password_user.password
@@ -163,26 +163,26 @@ def test_local_mode_runs_the_users_shell(tmp_path: Path, monkeypatch) -> None:
     # reported, not this test's subject)
     monkeypatch.setenv("SHELL", "/bin/sh")
     seen: list[str] = []
-    app = SimpleNamespace(
-        source=local_source(), opened=None, suspend=contextlib.nullcontext,
+    ctx = SimpleNamespace(
+        source=local_source(), opened=None, app=SimpleNamespace(suspend=contextlib.nullcontext),
         notify=lambda message, **kw: seen.append(message),
     )
     runner = Runner(tmp_path, b"echo local-$((6*7)); exit 4\n")
-    open_shell(app, SimpleNamespace(name="vm", state="online"), run=runner)  # type: ignore[arg-type]
+    open_shell(ctx, SimpleNamespace(name="vm", state="online"), run=runner)  # type: ignore[arg-type]
     (argv, env), = runner.calls
     assert argv == ["/bin/sh"] and env["SHELL"] == "/bin/sh"
     assert runner.result is not None and runner.result.returncode == 4
     assert b"local-42" in runner.result.stdout
     assert seen == []  # a shell's own exit code is no error of ours
     monkeypatch.setenv("SHELL", str(tmp_path / "no-such-shell"))
-    open_shell(app, SimpleNamespace(name="vm", state="online"), run=subprocess.run)  # type: ignore[arg-type]
+    open_shell(ctx, SimpleNamespace(name="vm", state="online"), run=subprocess.run)  # type: ignore[arg-type]
     assert seen and "cannot start" in seen[0]
 
 
 def test_sigint_handler_is_restored(monkeypatch) -> None:
     import signal
 
-    from gpu_tui.ui import shell
+    from gpu_tui.ui.dashboard import shell
 
     before = signal.getsignal(signal.SIGINT)
     with shell._sigint_for_the_child():

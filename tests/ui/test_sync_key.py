@@ -39,4 +39,4 @@ async def test_no_sync_key_on_this_machine(tmp_path: Path) -> None:
     app = build_app(local_source())
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.5)
-        assert app.check_action("sync", ()) is False
+        assert app.dashboard.check_action("sync", ()) is False

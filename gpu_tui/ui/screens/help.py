@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,7 +17,7 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 70; max-width: 95%; height: auto; max-height: 90%;
+    HelpScreen > VerticalScroll { width: 78; max-width: 98%; height: auto; max-height: 90%;
         border: round $primary; background: $surface; padding: 0 1; }
     """
 
@@ -25,13 +26,18 @@ class HelpScreen(ModalScreen[None]):
         self._rows = rows
 
     def compose(self) -> ComposeResult:
-        t = Text()
-        t.append("Keys", style="bold")
-        t.append("   (remap in the config's [keys] table: action id = key)\n\n", style="dim")
+        head = Text()
+        head.append("Keys", style="bold")
+        head.append("   (remap in the config's [keys] table: action id = key)", style="dim")
+        # a grid measures in terminal cells and wraps a long line inside its own column
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(justify="right", style="bold cyan", no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_column(style="dim", no_wrap=True)
         for key, action_id, description in self._rows:
-            t.append(f"{key:>12}  ", style="bold cyan")
-            t.append(f"{description:<34}")
-            t.append(f"{action_id}\n", style="dim")
-        t.append("\nctrl+p opens the command palette; escape closes this.", style="dim")
+            grid.add_row(key, description, action_id)
+        foot = Text("ctrl+p opens the command palette; escape closes this.", style="dim")
         with VerticalScroll():
-            yield Static(t)
+            yield Static(head)
+            yield Static(grid)
+            yield Static(foot)

@@ -76,7 +76,11 @@ def progress_text(summary: LogSummary, view: InstanceView, now: float, currency:
 
 
 class JobLogScreen(Screen[None]):
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
+    BINDINGS = [
+        Binding("escape,q", "app.pop_screen", "Back"),
+        # the dashboard's stop_job id, so a `[keys]` remap of `x` applies here too
+        Binding("x", "stop_job", "Stop job", id="stop_job"),
+    ]
     DEFAULT_CSS = """
     JobLogScreen #head { height: auto; padding: 0 1; }
     JobLogScreen #jobs { width: 100%; }
@@ -94,9 +98,12 @@ class JobLogScreen(Screen[None]):
         *,
         currency: str,
         clock: Callable[[], float] = time.time,
+        on_stop: Callable[[JobInfo], None] | None = None,
     ) -> None:
         super().__init__()
         self._view, self._host, self._job = view, host, job
+        self._on_stop = on_stop
+        self._was_running: bool | None = None
         self._currency, self._clock = currency, clock
         self._pending: list[str] = []
         self._live: tuple[str, ...] = ()
@@ -112,6 +119,17 @@ class JobLogScreen(Screen[None]):
     @property
     def job(self) -> JobInfo:
         return self._job
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop_job":
+            if self._on_stop is None:
+                return False
+            return True if self._current_state() == "running" else None
+        return True
+
+    def action_stop_job(self) -> None:
+        if self._on_stop is not None and self._current_state() == "running":
+            self._on_stop(self._job)
 
     def compose(self) -> ComposeResult:
         yield TextPanel(id="head")
@@ -190,6 +208,9 @@ class JobLogScreen(Screen[None]):
             self._live_parsed = True
             self._summary.set_live(self._live)
         running = self._current_state() == "running"
+        if running != self._was_running:  # the footer's `x` is for a running job only
+            self._was_running = running
+            self.refresh_bindings()
         head = self._head(running)
         if self._shown != (head, self._live):
             self._shown = (head, self._live)

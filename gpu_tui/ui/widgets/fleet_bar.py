@@ -1,6 +1,9 @@
-"""The top bar: fleet burn rate and cost so far, ticking once a second."""
+"""The top bar: the fleet's burn rate and cost so far first (money must show at any width),
+then how many instances are up, the balance note, and where the fleet comes from."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
@@ -16,28 +19,29 @@ class FleetBar(Static):
     FleetBar { height: 1; background: $panel; color: $text; padding: 0 1; }
     """
 
-    def __init__(self, title: str, currency: str, **kw: object) -> None:
-        super().__init__(**kw)  # type: ignore[arg-type]
-        self._title = title
-        self._currency = currency
+    def __init__(self, title: str, currency: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.source_label = title
+        """The source: `demo`, `local`, a config path that is not the default one, or ""."""
+        self.currency = currency
         self._last: Text | None = None
         self.note: Text | None = None
         """Shown after the totals (the AutoDL balance and how long it lasts)."""
 
     def refresh_from(self, fleet: Fleet, now: float) -> None:
         views = list(fleet.views.values())
-        billing = [v for v in views if v.billing]
+        billing = sum(1 for v in views if v.billing)
         t = Text()
-        t.append("gpu-tui", style="bold")
-        t.append(f" {self._title}  ")
-        t.append(f"{len(billing)}/{len(views)} online  ")
-        t.append("burn ")
-        t.append(f"{format_money(fleet.burn_rate(), self._currency)}/h", style="bold yellow")
+        t.append(f"{format_money(fleet.burn_rate(), self.currency)}/h", style="bold yellow")
         t.append("  so far ")
-        t.append(format_money(fleet.cost_so_far(now), self._currency), style="bold")
+        t.append(format_money(fleet.cost_so_far(now), self.currency), style="bold")
+        t.append(f"  {billing}/{len(views)} online")
         if self.note is not None:
             t.append("  ")
             t.append_text(self.note)
+        t.append("  gpu-tui", style="bold")
+        if self.source_label:
+            t.append(f" {self.source_label}", style="dim")
         if t != self._last:  # repaint only when the text changed
             self._last = t
             self.update(t, layout=False)  # one fixed row: never a relayout

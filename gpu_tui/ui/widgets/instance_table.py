@@ -70,7 +70,7 @@ class InstanceTable(DataTable[Text]):
 
     def __init__(self, currency: str, **kw: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kw)  # type: ignore[arg-type]
-        self._currency = currency
+        self.currency = currency
         self._lines: dict[str, Text] = {}
         self.idle_after: float | None = None
         """Seconds of billing idle after which a row says `online idle` (settings.idle_minutes)."""
@@ -98,8 +98,8 @@ class InstanceTable(DataTable[Text]):
             "gpus": Text(str(len(gpus)) if gpus else "-", justify="right"),
             "util": Text(f"{sum(utils) / len(utils):.0f}%" if utils else "-", justify="right"),
             "vram": Text(f"{gib(used)}/{gib(total)}" if total else "-", justify="right"),
-            "rate": Text(f"{format_money(v.config.hourly_rate, self._currency)}/h", justify="right"),
-            "cost": Text(format_money(v.cost_so_far(now), self._currency), justify="right"),
+            "rate": Text(f"{format_money(v.config.hourly_rate, self.currency)}/h", justify="right"),
+            "cost": Text(format_money(v.cost_so_far(now), self.currency), justify="right"),
         }
 
     def show(self, v: InstanceView, now: float) -> None:

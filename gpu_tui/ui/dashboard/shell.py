@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import SecretStr
 from textual.app import SuspendNotSupported
@@ -22,9 +22,7 @@ from textual.app import SuspendNotSupported
 from gpu_tui.config.secrets import env_var_name
 from gpu_tui.core.text import printable
 from gpu_tui.services.fleet import InstanceView
-
-if TYPE_CHECKING:
-    from gpu_tui.ui.app import GpuTuiApp
+from gpu_tui.ui.dashboard.context import DashboardContext
 
 __all__ = ["SHELL_STATES", "shell_possible", "ssh_child", "local_shell", "open_shell"]
 
@@ -34,12 +32,12 @@ SHELL_STATES = ("online", "auth failed")
 Runner = Callable[..., "subprocess.CompletedProcess[bytes]"]
 
 
-def shell_possible(app: GpuTuiApp, view: InstanceView | None) -> bool | None:
+def shell_possible(ctx: DashboardContext, view: InstanceView | None) -> bool | None:
     """For `check_action`: True when `t` can run now, None (dimmed) when not for this instance
     now, False (hidden) in the demo, whose instances live inside this process."""
-    if not app.source.remote:
+    if not ctx.source.remote:
         return True if view is not None else None
-    if not app.source.config_path:
+    if not ctx.source.config_path:
         return False
     return True if view is not None and view.state in SHELL_STATES else None
 
@@ -61,9 +59,9 @@ def local_shell(environ: Mapping[str, str]) -> list[str]:
     return [environ.get("SHELL") or "/bin/sh"]
 
 
-def _typed_password(app: GpuTuiApp, name: str) -> SecretStr | None:
+def _typed_password(ctx: DashboardContext, name: str) -> SecretStr | None:
     """The password this session holds in memory for the instance (typed after `R`)."""
-    return app.opened.typed_password(name) if app.opened is not None else None
+    return ctx.opened.typed_password(name) if ctx.opened is not None else None
 
 
 def _ignore(_signum: int, _frame: Any) -> None:
@@ -86,32 +84,34 @@ def _sigint_for_the_child() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def open_shell(app: GpuTuiApp, view: InstanceView, *, run: Runner = subprocess.run) -> None:
+def open_shell(ctx: DashboardContext, view: InstanceView, *, run: Runner = subprocess.run) -> None:
     """Suspend the dashboard, run the shell until it exits, resume; a failure (unreachable, host
     key, auth) is shown as a notification, since the dashboard repaints over the terminal."""
     name = view.name
-    remote = app.source.remote
+    remote = ctx.source.remote
     if remote:
-        if not app.source.config_path:
-            app.notify("the demo's instances have no shell", severity="warning")
+        if not ctx.source.config_path:
+            ctx.notify("the demo's instances have no shell", severity="warning")
             return
-        argv, env = ssh_child(app.source.config_path, name, _typed_password(app, name), os.environ)
+        argv, env = ssh_child(ctx.source.config_path, name, _typed_password(ctx, name), os.environ)
         where = name
     else:
         argv, env = local_shell(os.environ), dict(os.environ)
         where = "this machine"
     try:
-        with app.suspend(), _sigint_for_the_child():
+        with ctx.app.suspend(), _sigint_for_the_child():
             sys.stdout.write(f"gpu-tui: shell on {where}; `exit` returns to the dashboard\n")
             sys.stdout.flush()
             # the ssh child's stderr carries only gpu-tui's own messages (the pty merges the remote's)
             result = run(argv, env=env, stderr=subprocess.PIPE if remote else None)
     except SuspendNotSupported:
-        app.notify("a shell needs a real terminal; this one cannot be suspended", severity="warning")
+        ctx.notify("a shell needs a real terminal; this one cannot be suspended", severity="warning")
         return
     except OSError as exc:
-        app.notify(f"cannot start {argv[0]}: {exc.strerror or exc}", title="shell", severity="error")
+        ctx.notify(f"cannot start {argv[0]}: {exc.strerror or exc}", title="shell", severity="error",
+                   markup=False)
         return
     errors = (result.stderr or b"").decode("utf-8", "replace").strip().splitlines()
     if result.returncode != 0 and errors:
-        app.notify(printable(errors[-1]), title=f"shell on {name}", severity="error", timeout=10)
+        ctx.notify(printable(errors[-1]), title=f"shell on {name}", severity="error", timeout=10,
+                   markup=False)

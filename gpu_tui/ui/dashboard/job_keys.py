@@ -1,0 +1,117 @@
+"""The dashboard's job keys: `r` run a job, `l` its log, `x` stop it; and the alert when one ends."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from rich.text import Text
+from textual.notifications import SeverityLevel
+
+from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.jobs import JobInfo, JobRequest
+from gpu_tui.core.text import printable
+from gpu_tui.services import jobs as jobsvc
+from gpu_tui.services.conda import CondaInstall, conda_envs
+from gpu_tui.services.fleet import InstanceView
+from gpu_tui.ui.dashboard.context import DashboardContext
+from gpu_tui.ui.screens.confirm import ConfirmScreen
+from gpu_tui.ui.screens.job_log import JobLogScreen
+from gpu_tui.ui.screens.run_job import RunJobScreen
+
+__all__ = ["alert_job_ended", "job_check", "job_ended_text", "open_logs", "run_job", "stop_job"]
+
+
+def job_ended_text(name: str, job: JobInfo) -> tuple[str, SeverityLevel]:
+    """(message, severity) for a job that ended."""
+    label = job.name or job.id
+    if job.state == "succeeded" and not job.failure:
+        return f"{name}: job {label} finished", "information"
+    if job.state == "stopped":
+        return f"{name}: job {label} stopped", "warning"
+    return f"{name}: job {label} {job.state}: {job.failure or 'failed'}", "error"
+
+
+def job_check(action: str, view: InstanceView | None) -> bool | None:
+    """run_job / logs / stop_job: True when possible, None (dimmed) when not for this instance now."""
+    if view is None:
+        return None
+    if action == "run_job":
+        return True if view.state == "online" else None
+    if action == "logs":
+        return True if view.jobs else None
+    return True if any(j.state == "running" for j in view.jobs) else None  # stop_job
+
+
+def run_job(ctx: DashboardContext, view: InstanceView) -> None:
+    fleet = ctx.fleet
+    if fleet is None:
+        return
+    host, inst = fleet.hosts[view.name], view.config
+
+    async def load() -> CondaInstall | None:
+        return await conda_envs(host)
+
+    async def start(req: JobRequest) -> JobRequest:
+        return await jobsvc.start_job(host, inst, req)
+
+    def done(started: JobRequest | None) -> None:
+        if started is not None:
+            fleet.poke_jobs(view.name)
+            ctx.notify(f"{view.name}: started job {started.name or started.id}", markup=False)
+
+    ctx.push(RunJobScreen(view.name, inst.workdir, load, start), done)
+
+
+def open_logs(ctx: DashboardContext, view: InstanceView) -> None:
+    fleet, job = ctx.fleet, view.current_job
+    if fleet is None or job is None:
+        return
+    screen = JobLogScreen(view, fleet.hosts[view.name], job, currency=ctx.currency, clock=ctx.clock,
+                          on_stop=lambda j: stop_job(ctx, view, j))
+    ctx.push(screen)
+
+
+def stop_job(ctx: DashboardContext, view: InstanceView, job: JobInfo | None = None) -> None:
+    """Ask, then stop `job` (else the instance's newest running one)."""
+    fleet = ctx.fleet
+    if fleet is None:
+        return
+    if job is None or job.state != "running":
+        running = [j for j in view.jobs if j.state == "running"]
+        job = running[-1] if running else None
+    if job is None:
+        return
+    target = job
+    host, inst = fleet.hosts[view.name], view.config
+    label = target.name or target.id
+    question = Text.assemble(
+        "Stop job ", (printable(label), "bold"), f" on {view.name}?\n",
+        ("It gets SIGINT (a training loop can save a checkpoint), then SIGTERM, then SIGKILL.", "dim"),
+    )
+
+    async def stop() -> None:
+        try:
+            how = await jobsvc.stop_job(host, inst, target.id)
+        except GpuTuiError as exc:
+            ctx.notify(printable(exc.message), title=exc.title, severity="error", markup=False)
+            return
+        fleet.poke_jobs(view.name)
+        ctx.notify(printable(f"{view.name}: job {label} {how}"), markup=False)
+
+    def answered(yes: bool | None) -> None:
+        if yes:
+            ctx.notify(printable(f"{view.name}: stopping job {label}…"), markup=False)
+            ctx.start(stop(), group="stop-job")
+
+    ctx.push(ConfirmScreen(question, yes="Stop"), answered)
+
+
+def alert_job_ended(ctx: DashboardContext, name: str, job: JobInfo) -> None:
+    message, severity = job_ended_text(name, job)
+    ctx.notify(printable(message), severity=severity, timeout=15, markup=False)
+    ctx.app.bell()
+    notify_send = shutil.which("notify-send")
+    if notify_send:  # a desktop notification where one can be shown; never blocks the UI
+        subprocess.Popen([notify_send, "gpu-tui", printable(message)], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)

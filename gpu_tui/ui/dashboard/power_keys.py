@@ -1,0 +1,140 @@
+"""The dashboard's power keys: `S` shut the selected instance down, `Q` shut every billing
+instance down and quit, and the `q` guard while instances still bill."""
+
+from __future__ import annotations
+
+import time
+
+from rich.text import Text
+
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.cost import format_money
+from gpu_tui.core.text import printable
+from gpu_tui.services.fleet import InstanceView
+from gpu_tui.services.power import ShutdownResult, pull_before, shutdown_many
+from gpu_tui.ui.dashboard.context import DashboardContext
+from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownConfirmScreen, ShutdownReportScreen, report_text
+
+__all__ = ["PowerKeys"]
+
+
+def _jobs_line(views: list[InstanceView]) -> Text:
+    t = Text()
+    for v in views:
+        running = [j for j in v.jobs if j.state == "running"]
+        if running:
+            t.append(f"\n  {v.name}: ", style="bold")
+            t.append(", ".join(printable(j.name or j.id) for j in running), style="yellow")
+            t.append(" running: it stops with the instance", style="dim")
+    return t
+
+
+class PowerKeys:
+    """Holds which instances are being shut down, so `S` is not offered twice for one."""
+
+    def __init__(self, ctx: DashboardContext) -> None:
+        self._ctx = ctx
+        self.shutting: set[str] = set()
+
+    def possible(self) -> bool:
+        """Only for configured instances: the demo's and this machine's are not ours to power off."""
+        opened = self._ctx.opened
+        return bool(self._ctx.source.remote and opened is not None and opened.make_host is not None)
+
+    def billing(self) -> list[InstanceView]:
+        fleet = self._ctx.fleet
+        return [v for v in fleet.views.values() if v.billing] if fleet else []
+
+    def check(self, action: str, view: InstanceView | None) -> bool | None:
+        if not self.possible():
+            return False
+        if action == "shutdown":
+            return True if view is not None and view.billing and view.name not in self.shutting else None
+        return True if self.billing() else None  # shutdown_all
+
+    def _rate_text(self, views: list[InstanceView]) -> str:
+        return f"{format_money(sum(v.config.hourly_rate for v in views), self._ctx.currency)}/h"
+
+    def shutdown(self, view: InstanceView) -> None:
+        if not self.possible():
+            return
+        sync = view.config.sync
+        can_pull = sync.local is not None
+        question = Text.assemble(
+            "Shut down ", (view.name, "bold"), f" ({self._rate_text([view])})?", _jobs_line([view]),
+            (f"\n\np pulls {sync.remote or view.config.workdir or '~'} into {sync.local} first."
+             if can_pull else "", ""),
+            ("\n\nThe provider's shutdown runs on the instance; it counts as stopped once the link "
+             "closes and a fresh login fails.", "dim"),
+        )
+
+        def answer(choice: str | None) -> None:
+            if choice is not None:
+                self._shut([view.config], quit_after=False, pull=choice == "pull")
+
+        self._ctx.push(ShutdownConfirmScreen(question, can_pull=can_pull), answer)
+
+    def shutdown_all(self) -> None:
+        views = self.billing()
+        if not views or not self.possible():
+            return
+        pulls = [v.name for v in views if v.config.sync.local is not None]
+        question = Text.assemble(
+            "Shut down every billing instance, then quit?\n", (", ".join(v.name for v in views), "bold"),
+            f"  ({self._rate_text(views)})", _jobs_line(views),
+            (f"\n\np pulls the results of {', '.join(pulls)} first." if pulls else "", ""),
+        )
+
+        def answer(choice: str | None) -> None:
+            if choice is not None:
+                self._shut([v.config for v in views], quit_after=True, pull=choice == "pull")
+
+        self._ctx.push(ShutdownConfirmScreen(question, can_pull=bool(pulls), yes="Shut all down"), answer)
+
+    def quit(self) -> None:
+        """`q`: quits at once unless instances still bill; then the guard asks."""
+        views = self.billing() if self.possible() else []
+        if not views:
+            self._ctx.app.exit()
+            return
+
+        def answer(choice: str | None) -> None:
+            if choice == "quit":
+                self._ctx.app.exit()
+            elif choice in ("shutdown_all", "pull_all"):  # the guard was the confirmation
+                self._shut([v.config for v in self.billing()], quit_after=True, pull=choice == "pull_all")
+
+        can_pull = any(v.config.sync.local is not None for v in views)
+        self._ctx.push(QuitGuardScreen([v.name for v in views], self._rate_text(views), can_pull=can_pull), answer)
+
+    def _shut(self, targets: list[InstanceConfig], *, quit_after: bool, pull: bool = False) -> None:
+        names = [i.name for i in targets]
+        self.shutting.update(names)
+        how = "pulling results, then shutting down" if pull else "shutting down"
+        self._ctx.notify(f"{how} {', '.join(names)}…", timeout=5, markup=False)
+        self._ctx.start(self._shut_worker(targets, quit_after, pull), group="shutdown")
+
+    async def _shut_worker(self, targets: list[InstanceConfig], quit_after: bool, pull: bool) -> None:
+        opened = self._ctx.opened
+        assert opened is not None and opened.make_host is not None  # possible() was checked
+        make_host = opened.make_host
+        before = pull_before(make_host, self._ctx.source.config_path, opened.typed_password) if pull else None
+        try:
+            results = await shutdown_many(targets, make_host, before=before)
+        finally:
+            self.shutting.difference_update(i.name for i in targets)
+        fleet = self._ctx.fleet
+        for r in results:
+            if r.stopped and fleet is not None:
+                fleet.mark_stopped(r.name)
+                if opened.ledger is not None:
+                    opened.ledger.close(r.name, time.time(), "shutdown")
+        self._report(results, quit_after)
+
+    def _report(self, results: list[ShutdownResult], quit_after: bool) -> None:
+        if not quit_after:
+            self._ctx.push(ShutdownReportScreen(results))
+            return
+        # the report stays on the terminal after the dashboard is gone
+        self._ctx.push(ShutdownReportScreen(results, "Quit"),
+                       lambda _: self._ctx.app.exit(message=report_text(results)))

@@ -1,0 +1,396 @@
+"""`DashboardScreen`: the instance list, the selected instance's GPUs and host, the fleet's cost.
+
+It owns the dashboard's keys (bound from the one action table in core/actions.py), so they
+are live only while it is on top. Monitors report through `fleet_event`; rows are repainted in
+one batch per PAINT_SECONDS, and only the rows that changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer
+
+from gpu_tui.core.actions import ACTIONS, action, key_label
+from gpu_tui.services.events import GpuFrameReceived, HostStatsReceived, StateChanged
+from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
+from gpu_tui.services.jobwatch import JobFinished
+from gpu_tui.ui.dashboard import instance_keys, job_keys
+from gpu_tui.ui.dashboard.power_keys import PowerKeys
+from gpu_tui.ui.dashboard.shell import open_shell, shell_possible
+from gpu_tui.ui.dashboard.warnings import MoneyWarnings
+from gpu_tui.ui.messages import JobEnded
+from gpu_tui.ui.screens import DetailScreen, HelpScreen
+from gpu_tui.ui.screens.conda import CondaScreen
+from gpu_tui.ui.screens.cost import CostScreen
+from gpu_tui.ui.screens.env_check import EnvCheckScreen
+from gpu_tui.ui.screens.sync import SyncScreen
+from gpu_tui.ui.source import FleetSource, Opened
+from gpu_tui.ui.widgets import FleetBar, GpuPanel, HostPanel, InstanceTable
+
+__all__ = ["AVAILABLE", "DashboardScreen"]
+
+log = logging.getLogger(__name__)
+
+PAINT_SECONDS = 0.5
+"""How often changed rows are repainted: a fleet streaming at 1 Hz then costs about two table
+renders a second instead of one per instance per second."""
+BALANCE_SECONDS = 300
+"""How often the AutoDL balance is asked for (it changes by cents a minute)."""
+BUDGET_CHECK_SECONDS = 30
+"""How often today's cost is compared with settings.budget_daily."""
+
+Check = Callable[["DashboardScreen", InstanceView | None], bool | None]
+
+
+def _online(_s: DashboardScreen, v: InstanceView | None) -> bool | None:
+    return True if v is not None and v.state == "online" else None
+
+
+def _configured(s: DashboardScreen) -> bool:
+    """Instances of the config file (not the demo, not this machine): add, edit and sync write
+    or read that file."""
+    return s.opened is not None and s.opened.onboarder is not None
+
+
+def _sync(s: DashboardScreen, v: InstanceView | None) -> bool | None:
+    # rsync's transport is a gpu-tui child that reads the config file
+    if not (s.source.remote and _configured(s)):
+        return False
+    return _online(s, v)
+
+
+def _edit(s: DashboardScreen, v: InstanceView | None) -> bool | None:
+    if not _configured(s):
+        return False
+    return True if v is not None else None
+
+
+def _trust_key(s: DashboardScreen, v: InstanceView | None) -> bool | None:
+    if not s.source.remote:
+        return False
+    return True if v and v.shown_state in instance_keys.HOST_KEY_STATES and v.key_line else None
+
+
+def _reconnect(s: DashboardScreen, v: InstanceView | None) -> bool | None:
+    if not s.source.remote:
+        return False
+    return True if v and v.shown_state in instance_keys.RETRY_STATES else None
+
+
+AVAILABLE: dict[str, Check] = {
+    "quit": lambda s, v: True,
+    "help": lambda s, v: True,
+    "detail": lambda s, v: True if v is not None else None,
+    "run_job": lambda s, v: job_keys.job_check("run_job", v),
+    "logs": lambda s, v: job_keys.job_check("logs", v),
+    "stop_job": lambda s, v: job_keys.job_check("stop_job", v),
+    "check": _online,
+    "conda": _online,
+    "sync": _sync,
+    "shell": lambda s, v: shell_possible(s, v),
+    "add": lambda s, v: _configured(s),
+    "edit": _edit,
+    "cost": lambda s, v: s.opened is not None and s.opened.ledger is not None,
+    "shutdown": lambda s, v: s.power.check("shutdown", v),
+    "shutdown_all": lambda s, v: s.power.check("shutdown_all", v),
+    "trust_key": _trust_key,
+    "reconnect": _reconnect,
+}
+"""When each action of the table can run: True, None (shown dimmed: not for this instance now)
+or False (hidden: never here, e.g. power keys in the demo)."""
+
+
+class DashboardScreen(Screen[None]):
+    power: PowerKeys
+    warnings: MoneyWarnings
+    CSS_PATH = Path(__file__).with_name("dashboard.tcss")
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *(Binding(a.key, a.id, a.label, id=a.id, show=a.show) for a in ACTIONS),
+        Binding("j", "cursor(1)", "Down", show=False),
+        Binding("k", "cursor(-1)", "Up", show=False),
+    ]
+
+    def __init__(self, source: FleetSource, *, clock: Callable[[], float], keys: dict[str, str]) -> None:
+        super().__init__()
+        self.source = source
+        self.clock = clock
+        self._keys = keys
+        self._fleet: Fleet | None = None
+        self._opened: Opened | None = None
+        self.power = PowerKeys(self)
+        self.warnings = MoneyWarnings(self)
+        self._dash_timers: list[Timer] = []
+        self._dirty: set[str] = set()
+        self._seen_frame: set[str] = set()
+        self._paint_soon = False
+        self._enabled: tuple[bool | None, ...] = ()
+        self._closing = False
+        self._mounted = False
+        self._budget_checked = 0.0
+        # Held, not queried: a query from a timer could find a modal's widgets instead.
+        self.fleet_bar = FleetBar(source.title, "¥", id="fleet-bar")
+        self.table = InstanceTable("¥", id="instances")
+        self.table.on_move = self.refresh_panels  # same frame as the table's own repaint
+        self.gpu_panel = GpuPanel(id="gpus")
+        self.gpu_panel.show_address = source.show_address
+        self.gpu_panel.keys.update({k: v for k, v in keys.items() if k in self.gpu_panel.keys})
+        self.host_panel = HostPanel(id="host")
+
+    # ----- the context the key handlers see (ui/dashboard/context.py)
+    @property
+    def fleet(self) -> Fleet | None:
+        return self._fleet
+
+    @property
+    def opened(self) -> Opened | None:
+        return self._opened
+
+    @property
+    def currency(self) -> str:
+        return self._opened.settings.settings.currency if self._opened is not None else "¥"
+
+    def push(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None:
+        self.app.push_screen(screen, callback)
+
+    def start(self, work: Coroutine[Any, Any, None], *, group: str) -> None:
+        # exit_on_error=False: one failed action must not close the dashboard (the app reports it)
+        self.run_worker(work, group=group, exit_on_error=False)
+
+    def repaint(self, name: str) -> None:
+        if self._fleet is not None and name in self._fleet.views:
+            self.table.show(self._fleet.views[name], self.clock())
+            self.refresh_panels()
+
+    def selected(self) -> InstanceView | None:
+        if self._fleet is None:
+            return None
+        name = self.table.selected_name
+        return self._fleet.views.get(name) if name else None
+
+    # ----- layout and life
+    def compose(self) -> ComposeResult:
+        yield self.fleet_bar
+        yield self.table
+        yield self.gpu_panel
+        yield self.host_panel
+        yield Footer()
+
+    def attach(self, opened: Opened, fleet: Fleet) -> None:
+        """Show `fleet` (opened from `opened`) and paint it, once the table is there to take it."""
+        self._opened, self._fleet = opened, fleet
+        if self._mounted:
+            self._begin(opened, fleet)
+
+    def on_mount(self) -> None:
+        self._mounted = True
+        if self._opened is not None and self._fleet is not None:
+            self._begin(self._opened, self._fleet)
+
+    def _begin(self, opened: Opened, fleet: Fleet) -> None:
+        s = opened.settings.settings
+        self.gpu_panel.asks_password = opened.use_password is not None
+        self.fleet_bar.currency = self.table.currency = self.host_panel.currency = s.currency
+        self.table.idle_after = self.host_panel.idle_after = s.idle_minutes * 60.0
+        now = self.clock()
+        for view in fleet.views.values():
+            self.table.show(view, now)
+        self.table.focus()
+        self.refresh_panels()
+        if opened.balance is not None:
+            self._refresh_balance()
+            self._dash_timers.append(self.set_interval(BALANCE_SECONDS, self._refresh_balance))
+        self._dash_timers.append(self.set_interval(1.0, self._tick))
+        self._dash_timers.append(self.set_interval(PAINT_SECONDS, self._paint))
+
+    def stop(self) -> None:
+        """Before the app closes: no tick may paint widgets that are going away."""
+        self._closing = True
+        for timer in self._dash_timers:
+            timer.stop()
+
+    def fleet_event(self, name: str, event: FleetEvent) -> None:
+        # Monitors report dozens of changes a second across a fleet; rows are repainted in one
+        # batch per PAINT_SECONDS (see _paint), not once per event.
+        self._dirty.add(name)
+        first_frame = isinstance(event, GpuFrameReceived) and name not in self._seen_frame
+        if first_frame:
+            self._seen_frame.add(name)
+        if (isinstance(event, StateChanged) or first_frame) and not self._paint_soon:
+            # news a user waits for (connected, dropped, the first numbers): paint now
+            self._paint_soon = True
+            self.call_later(self._paint_now)
+        if isinstance(event, JobFinished):
+            self.post_message(JobEnded(name, event.job))
+        elif isinstance(event, HostStatsReceived) and event.stats.uptime_seconds is not None:
+            # every sighting of an instance up is billing time, whatever its GPUs say
+            ledger = self._opened.ledger if self._opened else None
+            if ledger is not None and self._fleet is not None:
+                rate = self._fleet.views[name].config.hourly_rate
+                ledger.observe(name, event.stats.uptime_seconds, rate, event.stats.taken_at)
+
+    def on_job_ended(self, message: JobEnded) -> None:
+        if not self._closing:
+            job_keys.alert_job_ended(self, message.name, message.job)
+
+    # ----- painting
+    def refresh_panels(self) -> None:
+        view, now = self.selected(), self.clock()
+        with self.app.batch_update():
+            self.gpu_panel.show(view, now)
+            self.host_panel.show(view, now)
+        # the footer rebuilds all its keys on refresh_bindings(): only when one changed state
+        enabled = tuple(self.check_action(a.id, ()) for a in ACTIONS)
+        if enabled != self._enabled:
+            self._enabled = enabled
+            self.refresh_bindings()
+
+    def _paint_now(self) -> None:
+        self._paint_soon = False
+        self._paint()
+
+    def _paint(self) -> None:
+        """Repaint the rows (and the panel) of the instances that changed since the last paint."""
+        if self._fleet is None or self._closing or not self._dirty:
+            return
+        dirty, self._dirty = self._dirty, set()
+        now = self.clock()
+        selected = self.table.selected_name
+        with self.app.batch_update():
+            for name in dirty:
+                self.table.show(self._fleet.views[name], now)
+            if selected in dirty:
+                self.refresh_panels()
+
+    def _tick(self) -> None:
+        if self._fleet is None or self._closing:
+            return
+        now = self.clock()
+        with self.app.batch_update():
+            for view in self._fleet.views.values():
+                self.table.show(view, now)  # cost and countdown cells; unchanged cells are skipped
+            self.fleet_bar.refresh_from(self._fleet, now)
+        self.warnings.idle(now)
+        if now - self._budget_checked >= BUDGET_CHECK_SECONDS:
+            self._budget_checked = now
+            self.warnings.budget(now)
+
+    def _refresh_balance(self) -> None:
+        async def fetch() -> None:
+            note = await self.warnings.balance_note()
+            if note is not None:
+                self.fleet_bar.note = note
+
+        self.run_worker(fetch(), group="balance", exclusive=True, exit_on_error=False)
+
+    def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self.refresh_panels()
+
+    def on_data_table_row_selected(self, _event: DataTable.RowSelected) -> None:
+        self.action_detail()
+
+    # ----- which actions can run now: the footer, help and the palette
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        check = AVAILABLE.get(action)
+        return True if check is None else check(self, self.selected())
+
+    def key_for(self, action_id: str) -> str:
+        return self._keys.get(action_id, action(action_id).key)
+
+    def palette_commands(self) -> Iterator[SystemCommand]:
+        """Every dashboard action possible right now, with the key that runs it."""
+        for a in ACTIONS:
+            if a.id == "quit" or self.check_action(a.id, ()) is not True:
+                continue
+            # after the palette has closed, so the action sees the dashboard on top
+            run = partial(self.app.call_after_refresh, self.run_action, a.id)
+            yield SystemCommand(a.label, f"key {key_label(self.key_for(a.id))} · action {a.id}", run)
+
+    def help_rows(self) -> list[tuple[str, str, str]]:
+        rows = [("up/down j/k", "", "select instance")]
+        for a in ACTIONS:
+            here = self.check_action(a.id, ()) is not False
+            rows.append((key_label(self.key_for(a.id)), a.id, a.help if here else f"{a.help} (not here)"))
+        rows.append(("ctrl+p", "", "command palette: every action by name"))
+        return rows
+
+    # ----- actions (one per entry of core/actions.py; the test ties them)
+    def action_cursor(self, step: int) -> None:
+        table = self.table
+        if table.row_count:
+            table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + step)))
+
+    def _with_view(self, run: Callable[[InstanceView], object]) -> None:
+        view = self.selected()
+        if view is not None:
+            run(view)
+
+    def action_quit(self) -> None:
+        self.power.quit()
+
+    def action_help(self) -> None:
+        self.push(HelpScreen(self.help_rows()))
+
+    def action_detail(self) -> None:
+        self._with_view(lambda v: self.push(DetailScreen(v)))
+
+    def action_run_job(self) -> None:
+        self._with_view(lambda v: job_keys.run_job(self, v))
+
+    def action_logs(self) -> None:
+        self._with_view(lambda v: job_keys.open_logs(self, v))
+
+    def action_stop_job(self) -> None:
+        self._with_view(lambda v: job_keys.stop_job(self, v))
+
+    def action_check(self) -> None:
+        if self._fleet is not None:
+            fleet = self._fleet
+            self._with_view(lambda v: self.push(EnvCheckScreen(v.config, fleet.hosts[v.name])))
+
+    def action_conda(self) -> None:
+        if self._fleet is not None:
+            fleet = self._fleet
+            self._with_view(lambda v: self.push(CondaScreen(v.config, fleet.hosts[v.name])))
+
+    def action_sync(self) -> None:
+        fleet, opened = self._fleet, self._opened
+        if fleet is None or opened is None:
+            return
+        self._with_view(lambda v: self.push(SyncScreen(
+            v.config, fleet.hosts[v.name], config_path=self.source.config_path or None,
+            password=opened.typed_password(v.name))))
+
+    def action_shell(self) -> None:
+        self._with_view(lambda v: open_shell(self, v))
+
+    def action_add(self) -> None:
+        instance_keys.add(self)
+
+    def action_edit(self) -> None:
+        self._with_view(lambda v: instance_keys.edit(self, v))
+
+    def action_cost(self) -> None:
+        opened = self._opened
+        if opened is not None and opened.ledger is not None:
+            self.push(CostScreen(opened.ledger, self.currency, self.clock))
+
+    def action_shutdown(self) -> None:
+        self._with_view(self.power.shutdown)
+
+    def action_shutdown_all(self) -> None:
+        self.power.shutdown_all()
+
+    def action_trust_key(self) -> None:
+        self._with_view(lambda v: instance_keys.trust_key(self, v))
+
+    def action_reconnect(self) -> None:
+        self._with_view(lambda v: instance_keys.reconnect(self, v))

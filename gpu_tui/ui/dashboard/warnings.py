@@ -1,0 +1,87 @@
+"""What the dashboard says unasked about money: idle instances, the daily budget, and the
+AutoDL balance with how long it lasts."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from rich.text import Text
+
+from gpu_tui.core.cost import format_money
+from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.services.autodl_api import hours_left
+from gpu_tui.ui.dashboard.context import DashboardContext
+
+__all__ = ["MoneyWarnings"]
+
+log = logging.getLogger(__name__)
+
+
+class MoneyWarnings:
+    """Remembers what it already said: one idle warning per idle stretch, one budget warning a day."""
+
+    def __init__(self, ctx: DashboardContext) -> None:
+        self._ctx = ctx
+        self._idle_warned: set[str] = set()
+        self._budget_warned: str | None = None
+
+    def idle(self, now: float) -> None:
+        """One warning per idle stretch, when it passes idle_minutes."""
+        fleet, opened = self._ctx.fleet, self._ctx.opened
+        if fleet is None or opened is None:
+            return
+        s = opened.settings.settings
+        for view in fleet.views.values():
+            idle = view.idle_seconds(now)
+            if idle is None:
+                self._idle_warned.discard(view.name)
+            elif idle >= s.idle_minutes * 60 and view.name not in self._idle_warned:
+                self._idle_warned.add(view.name)
+                self._ctx.notify(
+                    f"{view.name} has been idle {idle / 60:.0f} min (every GPU under {s.idle_util_percent}%, "
+                    f"no job running) and still bills {s.currency}{view.config.hourly_rate:g}/h. S shuts it down.",
+                    title="idle", severity="warning", timeout=30, markup=False,
+                )
+
+    def budget(self, now: float) -> None:
+        """Once a day, when today's cost in the ledger passes settings.budget_daily."""
+        opened, fleet = self._ctx.opened, self._ctx.fleet
+        if opened is None or opened.ledger is None or opened.settings.settings.budget_daily <= 0:
+            return
+        s, ledger = opened.settings.settings, opened.ledger
+        ledger.flush()
+        try:
+            today = sum(row.today for row in ledger.per_period(now))
+        except GpuTuiError as exc:
+            log.warning("budget check: %s", exc)
+            return
+        day = time.strftime("%Y-%m-%d", time.localtime(now))
+        if today > s.budget_daily and self._budget_warned != day:
+            self._budget_warned = day
+            burn = fleet.burn_rate() if fleet else 0
+            self._ctx.notify(
+                f"today's cost {s.currency}{today:.2f} has passed your daily budget of "
+                f"{s.currency}{s.budget_daily:g} (burning {s.currency}{burn:g}/h)",
+                title="budget", severity="error", timeout=60, markup=False,
+            )
+
+    async def balance_note(self) -> Text | None:
+        """The fleet bar's AutoDL note: the balance and the hours it lasts at the AutoDL burn rate."""
+        opened, fleet = self._ctx.opened, self._ctx.fleet
+        if opened is None or opened.balance is None:
+            return None
+        currency = opened.settings.settings.currency
+        try:
+            balance = await opened.balance()
+        except GpuTuiError as exc:
+            log.warning("autodl balance: %s", exc)
+            return Text(f"AutoDL balance: {exc.title}", style="dim")
+        views = fleet.views.values() if fleet else ()
+        burn = sum(v.config.hourly_rate for v in views if v.billing and v.config.provider == "autodl")
+        left = hours_left(balance, burn)
+        note = Text(f"AutoDL {format_money(balance.usable, currency)}")
+        if left is not None:
+            note.append(f" ~{left:.0f}h left" if left >= 1 else f" ~{left * 60:.0f}min left",
+                        style="bold red" if left < 24 else "")
+        return note
