@@ -340,7 +340,7 @@ class DashboardScreen(Screen[None]):
         self.push(HelpScreen(self.help_rows()))
 
     def action_detail(self) -> None:
-        self._with_view(lambda v: self.push(DetailScreen(v)))
+        self._with_view(lambda v: self.push(DetailScreen(v, self.clock)))
 
     def action_run_job(self) -> None:
         self._with_view(lambda v: job_keys.run_job(self, v))

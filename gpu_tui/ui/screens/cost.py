@@ -40,13 +40,15 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
         t.add_column(head, justify="right", no_wrap=True)
     for r in rows:
         t.add_row(
-            printable(r.name), f"{money(r.hourly_rate)}/h", money(r.today), money(r.week), money(r.month), money(r.all_time)
+            printable(r.name), f"{money(r.hourly_rate)}/h",
+            money(r.today), money(r.week), money(r.month), money(r.all_time),
         )
     if len(rows) > 1:
         t.add_section()
         t.add_row(
             Text("total", style="bold"), "",
-            *(Text(money(sum(getattr(r, f) for r in rows)), style="bold") for f in ("today", "week", "month", "all_time")),
+            *(Text(money(sum(getattr(r, f) for r in rows)), style="bold")
+              for f in ("today", "week", "month", "all_time")),
         )
     return t
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 
 import plotext as plt
 from rich.text import Text
@@ -38,7 +39,7 @@ PALETTE: tuple[tuple[str, str], ...] = (
 
 def chart(
     title: str,
-    series: dict[str, list[float | None]],
+    series: Mapping[str, Sequence[float | None]],
     *,
     ymax: float,
     width: int,
@@ -80,9 +81,10 @@ class DetailScreen(Screen[None]):
     DetailScreen Static { height: auto; }
     """
 
-    def __init__(self, view: InstanceView) -> None:
+    def __init__(self, view: InstanceView, clock: Callable[[], float] = time.time) -> None:
         super().__init__()
         self._view = view
+        self._clock = clock
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -98,7 +100,7 @@ class DetailScreen(Screen[None]):
         width = max(40, self.size.width - 4)
         t = Text()
         t.append(f"{v.name}  ", style="bold")
-        t.append(time.strftime("%H:%M:%S", time.localtime(self.app.clock())), style="dim")  # type: ignore[attr-defined]
+        t.append(time.strftime("%H:%M:%S", time.localtime(self._clock())), style="dim")
         hist = v.history
         if not hist.gpus:
             t.append("\nno GPU samples yet", style="dim")

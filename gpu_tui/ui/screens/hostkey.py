@@ -24,7 +24,7 @@ class TrustKeyScreen(ModalScreen[bool]):
 
     def __init__(self, name: str, address: str, fingerprint: str, changed: bool) -> None:
         super().__init__()
-        self._name, self._address, self._fp, self._changed = name, address, fingerprint, changed
+        self._instance_name, self._address, self._fp, self._changed = name, address, fingerprint, changed
 
     def compose(self) -> ComposeResult:
         t = Text()
@@ -38,7 +38,7 @@ class TrustKeyScreen(ModalScreen[bool]):
         else:
             t.append("Unknown host key\n", style="bold yellow")
             t.append(f"{self._address} has not been seen before. Compare with your provider's console.\n\n")
-        t.append(f"{self._name}\n", style="bold")
+        t.append(f"{self._instance_name}\n", style="bold")
         t.append(self._fp, style="bold cyan")
         with Vertical():
             yield Static(t)

@@ -16,6 +16,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Static
 
+from gpu_tui.core.text import printable
+
 __all__ = ["PasswordAnswer", "PasswordScreen"]
 
 
@@ -39,15 +41,15 @@ class PasswordScreen(ModalScreen[PasswordAnswer | None]):
 
     def __init__(self, name: str, login: str, reason: str | None, *, can_save: bool) -> None:
         super().__init__()
-        self._name, self._login, self._reason, self._can_save = name, login, reason, can_save
+        self._instance_name, self._login, self._reason, self._can_save = name, login, reason, can_save
 
     def compose(self) -> ComposeResult:
         t = Text()
         t.append("Password for ", style="bold")
-        t.append(self._name, style="bold cyan")
+        t.append(self._instance_name, style="bold cyan")
         t.append(f"\n{self._login}", style="dim")
         if self._reason:
-            t.append(f"\n{self._reason}", style="red")
+            t.append(f"\n{printable(self._reason)}", style="red")
         with Vertical():
             yield Static(t)
             yield Input(password=True, placeholder="the password from your provider's console", id="password")

@@ -97,8 +97,10 @@ class SyncScreen(Screen[None]):
         self.query_one("#paths", Static).update(t)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id in ("push", "pull"):
-            self._start(event.button.id)  # type: ignore[arg-type]
+        if event.button.id == "push":
+            self._start("push")
+        elif event.button.id == "pull":
+            self._start("pull")
 
     def action_push(self) -> None:
         self._start("push")

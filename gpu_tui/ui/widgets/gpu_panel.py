@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 
 from gpu_tui.core.text import printable
@@ -21,8 +23,8 @@ class GpuPanel(TextPanel):
     asks_password = False
     """True when `reconnect` on an `auth failed` instance asks for the password."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.keys: dict[str, str] = {"reconnect": "R", "trust_key": "K"}
         """Action id -> the key shown in hints; the app passes the user's remaps."""
 

@@ -8,6 +8,7 @@ the 1 Hz updates) cost seven times as much for the same pixels.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual.coordinate import Coordinate
@@ -44,7 +45,7 @@ def _state_with_job(v: InstanceView, now: float, idle_after: float | None = None
 def _line(cells: dict[str, Text]) -> Text:
     """The row's cells at their fixed widths: text left, numbers right, two spaces apart."""
     line = Text()
-    for i, (col, width) in enumerate(zip(COLUMNS, WIDTHS)):
+    for i, (col, width) in enumerate(zip(COLUMNS, WIDTHS, strict=True)):
         cell = cells[col].copy()
         cell.truncate(width, overflow="ellipsis")
         pad = " " * (width - cell.cell_len)
@@ -60,7 +61,7 @@ def _line(cells: dict[str, Text]) -> Text:
 
 
 HEADER = _line({c: Text(label, justify="right" if c in ("gpus", "util", "vram", "rate", "cost") else "left")
-                for c, label in zip(COLUMNS, LABELS)})
+                for c, label in zip(COLUMNS, LABELS, strict=True)})
 
 
 class InstanceTable(DataTable[Text]):
@@ -68,8 +69,8 @@ class InstanceTable(DataTable[Text]):
     InstanceTable { height: auto; max-height: 40%; }
     """
 
-    def __init__(self, currency: str, **kw: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kw)  # type: ignore[arg-type]
+    def __init__(self, currency: str, **kw: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kw)
         self.currency = currency
         self._lines: dict[str, Text] = {}
         self.idle_after: float | None = None

@@ -7,6 +7,8 @@ GPUs): a panel whose text changes every second but whose height does not should 
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.widgets import Static
 
@@ -14,8 +16,8 @@ __all__ = ["TextPanel"]
 
 
 class TextPanel(Static):
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._shown: Text | None = None
         self._shown_rows = -1
 
