@@ -2,7 +2,7 @@
 (services/conda.py, services/killable.py), recognised by their text and answered from the
 instance's simulated install (demo/condasim.py). Nothing is executed.
 
-Entry points (dispatched from jobscripts.py / commands.py): `plan_line` (the killable wrapper
+Entry points (dispatched from jobscripts.py / shellsim.py): `plan_line` (the killable wrapper
 and the kill commands, read from the raw command line), `pythons_script` / `sizes_script`
 (`sh -c` scripts), `plain` (an unwrapped conda or pip command), `module_probe` (`PYTHON -c`).
 """

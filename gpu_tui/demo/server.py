@@ -1,5 +1,5 @@
 """One simulated instance's SSH server: asyncssh on 127.0.0.1, password and keyboard-interactive
-login, exec requests answered by commands.plan, and (for a flaky profile) drops.
+login, exec requests answered by shellsim.plan, and (for a flaky profile) drops.
 
 Built on asyncssh's session API rather than process streams: a long-lived stream is one
 `loop.call_at` timer per channel writing one string per tick, cancelled when the channel closes
@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import asyncssh
 
-from gpu_tui.demo.commands import Program, plan
-from gpu_tui.demo.program import MAX_STDIN, Output
+from gpu_tui.demo.program import MAX_STDIN, Output, Program
+from gpu_tui.demo.shellsim import plan
 from gpu_tui.demo.simulate import InstanceSim
 
 __all__ = ["DemoServer", "HOST"]
