@@ -17,6 +17,7 @@ from pathlib import Path
 from gpu_tui.demo.condasim import CONDA_SECONDS
 from gpu_tui.demo.jobs import JOB_SECONDS, JobTable
 from gpu_tui.demo.profiles import AppSpec, Profile, TrainingSpec, Workload
+from gpu_tui.demo.tqdmbar import mmss, tqdm_redraw
 
 __all__ = ["GpuSim", "InstanceSim", "TrainingLog", "format_timestamp"]
 
@@ -263,16 +264,6 @@ class InstanceSim:
 
 # ---------------------------------------------------------------------------- training log
 
-_BAR = " ▏▎▍▌▋▊▉█"
-_BAR_WIDTH = 10
-
-
-def _mmss(seconds: float) -> str:
-    s = int(seconds)
-    h, rem = divmod(s, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
-
 
 class TrainingLog:
     """A tqdm-style training log that grows with the clock: `\\r`-separated progress updates with
@@ -309,18 +300,9 @@ class TrainingLog:
         epoch, done = divmod(step, s.steps_per_epoch)
         if epoch >= s.epochs:
             epoch, done = s.epochs - 1, s.steps_per_epoch
-        frac = done / s.steps_per_epoch
-        cells = frac * _BAR_WIDTH
-        full = int(cells)
-        bar = "█" * full
-        if full < _BAR_WIDTH:
-            bar += _BAR[int((cells - full) * 8)]
-            bar += " " * (_BAR_WIDTH - full - 1)
-        elapsed = done / s.it_per_s
-        remaining = (s.steps_per_epoch - done) / s.it_per_s
-        return (
-            f"\rEpoch {epoch + 1}/{s.epochs}: {int(frac * 100):3d}%|{bar}| {done}/{s.steps_per_epoch} "
-            f"[{_mmss(elapsed)}<{_mmss(remaining)}, {s.it_per_s:.2f}it/s, loss={self._loss(step):.4f}]"
+        return tqdm_redraw(
+            f"Epoch {epoch + 1}/{s.epochs}", done, s.steps_per_epoch, it_per_s=s.it_per_s,
+            postfix=f"loss={self._loss(step):.4f}",
         )
 
     def _epoch_end(self, epoch: int) -> str:
@@ -351,7 +333,7 @@ class TrainingLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         upto = self._target(now)
         header = (
-            f"[demo] training started {_mmss(max(0.0, now - self.started_at))} ago; "
+            f"[demo] training started {mmss(max(0.0, now - self.started_at))} ago; "
             f"{self.spec.epochs} epochs x {self.spec.steps_per_epoch} steps\n"
         )
         text = header + self._render(upto, max(1, upto // 300)) + self._finish(upto)
