@@ -68,7 +68,9 @@ class EnvFacts:
 
 def _sections(text: str) -> dict[str, tuple[list[str], int | None]]:
     out: dict[str, tuple[list[str], int | None]] = {}
-    name, lines, rc = None, [], None
+    name: str | None = None
+    lines: list[str] = []
+    rc: int | None = None
     for line in text.splitlines():
         if line.startswith(SECTION + " "):
             if name is not None:
