@@ -67,7 +67,9 @@ def _kill_one(words: list[str], conda: CondaSim) -> tuple[bool, str]:
             targets.append(w)
         i += 1
     if signal < 0 or not targets:
-        return False, "sh: 1: kill: invalid signal\n" if signal < 0 else "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid\n"
+        if signal < 0:
+            return False, "sh: 1: kill: invalid signal\n"
+        return False, "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid\n"
     ok = True
     err = ""
     for t in targets:

@@ -72,7 +72,8 @@ _LINE_W = re.compile(r"^w=([0-9]+)$", re.MULTILINE)
 _JOB_DIR = re.compile(r"/jobs/([^/]+)/*$")
 _JOB_LOG = re.compile(r"/jobs/([^/]+)/log$")
 _CWD_CHECK = re.compile(
-    r"^if \[ (\S+) = 1 \] && ! \[ -d (.+?) \]; then echo \"(working directory .*? does not exist)\"; exit ([0-9]+); fi$",
+    r"^if \[ (\S+) = 1 \] && ! \[ -d (.+?) \]; "
+    r"then echo \"(working directory .*? does not exist)\"; exit ([0-9]+); fi$",
     re.MULTILINE,
 )
 _RUNNER_IN_START = re.compile(r"^runner=\"\$state/bin/([^\"/]+)\"$", re.MULTILINE)

@@ -295,10 +295,11 @@ def _default_table(sim: InstanceSim, t: float) -> str:
     """A faithful-enough rendition of the plain `nvidia-smi` table (R550 layout)."""
     p = sim.profile
     rule = "+-----------------------------------------+------------------------+----------------------+"
+    title = f"NVIDIA-SMI {p.driver_version:<22}Driver Version: {p.driver_version:<15}CUDA Version: {p.cuda_version:<9}"
     lines = [
         time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(t)),
         "+" + "-" * 89 + "+",
-        "| " + f"NVIDIA-SMI {p.driver_version:<22}Driver Version: {p.driver_version:<15}CUDA Version: {p.cuda_version:<9}".ljust(88) + "|",
+        "| " + title.ljust(88) + "|",
         "|-----------------------------------------+------------------------+----------------------+",
         "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
         "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",

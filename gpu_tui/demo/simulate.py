@@ -52,7 +52,10 @@ class GpuSim:
         self.spec = spec
         self.work: Workload = profile.workloads[index]
         self.mig = profile.mig
-        self.uuid = f"GPU-{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-{rng.getrandbits(16):04x}-{rng.getrandbits(16):04x}-{rng.getrandbits(48):012x}"
+        self.uuid = (
+            f"GPU-{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-{rng.getrandbits(16):04x}"
+            f"-{rng.getrandbits(16):04x}-{rng.getrandbits(48):012x}"
+        )
         self._omega = _TAU / max(1.0, self.work.period)
         self._phase = rng.uniform(0.0, _TAU)
         self._mem_omega = _TAU / max(60.0, self.work.period * 7.3)
@@ -123,7 +126,8 @@ class GpuSim:
         if u < 1:
             sm = 210
         else:
-            sm = int(spec.max_sm_mhz * (0.86 + 0.1 * math.sin(t * 0.37 + self._phase)) if u > 20 else spec.max_sm_mhz * 0.6)
+            busy = 0.86 + 0.1 * math.sin(t * 0.37 + self._phase)
+            sm = int(spec.max_sm_mhz * busy if u > 20 else spec.max_sm_mhz * 0.6)
         pstate = "P8" if u < 1 and used < 256 else ("P2" if u < 50 else "P0")
         fan = "[N/A]"
         if spec.has_fan:
@@ -192,7 +196,12 @@ class InstanceSim:
         self._idle = total - self._user - self._system - self._softirq - self._iowait
         self._load = profile.cpu_count * share
         self.jobs = JobTable(
-            profile, clock=clock, t0=self.t0, seed_key=f"{seed}:{index}", job_seconds=job_seconds, conda_seconds=conda_seconds
+            profile,
+            clock=clock,
+            t0=self.t0,
+            seed_key=f"{seed}:{index}",
+            job_seconds=job_seconds,
+            conda_seconds=conda_seconds,
         )
         """gpu-tui jobs on this instance (demo/jobs.py), with their own RNG: the readings above
         do not depend on them."""
