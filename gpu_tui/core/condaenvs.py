@@ -67,7 +67,12 @@ def parse_env_list_text(text: str) -> list[CondaEnvEntry]:
         if name == "root":
             name = "base"
         entries.append(
-            CondaEnvEntry(name=name, prefix=m["prefix"].rstrip("/") or "/", active="*" in marks, frozen=bool(marks & {"+", "🔒"}))
+            CondaEnvEntry(
+                name=name,
+                prefix=m["prefix"].rstrip("/") or "/",
+                active="*" in marks,
+                frozen=bool(marks & {"+", "🔒"}),
+            )
         )
     return entries
 

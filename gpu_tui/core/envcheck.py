@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 from gpu_tui.core import nvsmi
 
-__all__ = ["Check", "EnvFacts", "Disk", "PyModule", "parse_probe", "parse_module", "build_checks", "env_json", "SECTION"]
+__all__ = [
+    "Check", "EnvFacts", "Disk", "PyModule", "parse_probe", "parse_module", "build_checks", "env_json", "SECTION",
+]
 
 SECTION = "@@section"
 RC = "@@rc"
@@ -68,7 +70,9 @@ class EnvFacts:
 
 def _sections(text: str) -> dict[str, tuple[list[str], int | None]]:
     out: dict[str, tuple[list[str], int | None]] = {}
-    name, lines, rc = None, [], None
+    name: str | None = None
+    lines: list[str] = []
+    rc: int | None = None
     for line in text.splitlines():
         if line.startswith(SECTION + " "):
             if name is not None:
@@ -149,7 +153,8 @@ def build_checks(f: EnvFacts) -> list[Check]:
     error = nvsmi.detect_error(f.nvsmi_text, f.nvsmi_rc)
     version = nvsmi.parse_version(f.version_text)
     if error is None and f.nvsmi_text.strip():
-        detail = f"driver {version['driver_version'] or '?'}, CUDA {version['cuda_version'] or '?'}, {_gpus(f.nvsmi_text)}"
+        driver, cuda = version["driver_version"] or "?", version["cuda_version"] or "?"
+        detail = f"driver {driver}, CUDA {cuda}, {_gpus(f.nvsmi_text)}"
         checks.append(Check("nvidia-smi", True, detail))
     else:
         reason = error.reason if error else "nvidia-smi printed nothing"
@@ -167,7 +172,8 @@ def build_checks(f: EnvFacts) -> list[Check]:
             checks.append(Check("conda init", False, "conda is not set up for your shell (`conda activate` fails)",
                                 f"run `{f.conda_path} init bash`, then open a NEW shell"))
     else:
-        checks.append(Check("conda", False, "no conda (looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda)",
+        looked = "$CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda"
+        checks.append(Check("conda", False, f"no conda (looked in {looked})",
                             "install Miniconda, or use python3 with pip"))
     where = f" ({f.python_checked})" if f.python_checked else ""
     if f.torch is not None:
@@ -178,22 +184,26 @@ def build_checks(f: EnvFacts) -> list[Check]:
         elif t.cuda_available:
             checks.append(Check("torch", True, f"{t.version}, CUDA {t.cuda or '?'}, sees the GPU{where}"))
         elif t.version and ("+cpu" in t.version or not t.cuda):
-            checks.append(Check("torch", False, f"{t.version} is the CPU build{where}", "reinstall the CUDA build of torch (pytorch.org/get-started)"))
+            checks.append(Check("torch", False, f"{t.version} is the CPU build{where}",
+                                "reinstall the CUDA build of torch (pytorch.org/get-started)"))
         else:
             checks.append(Check("torch", False, f"{t.version} (CUDA {t.cuda}) cannot see a GPU{where}",
-                                "the driver may be too old for this CUDA build: install a torch built for the driver's CUDA"))
+                                "the driver may be too old for this CUDA build: "
+                                "install a torch built for the driver's CUDA"))
     if f.paddle is not None and f.paddle.error is None:
         ok = bool(f.paddle.cuda_available)
         checks.append(Check("paddle", ok, f"{f.paddle.version}, {'sees' if ok else 'cannot see'} the GPU",
                             None if ok else "install paddlepaddle-gpu for the driver's CUDA"))
     for d in f.disks:
         low = d.free_gib < LOW_DISK_GIB
+        fix = "free space: `gpu-tui jobs NAME --prune`, clear caches (~/.cache), or keep data on the data disk"
         checks.append(Check(f"disk {d.path}", not low, f"{d.free_gib:g} of {d.total_gib:g} GiB free",
-                            "free space: `gpu-tui jobs NAME --prune`, clear caches (~/.cache), or keep data on the data disk" if low else None))
+                            fix if low else None))
     if f.mem_total_gib is not None:
         avail = f.mem_available_gib
         low = avail is not None and avail < LOW_MEMORY_GIB
-        checks.append(Check("memory", not low, f"{avail if avail is not None else '?'} of {f.mem_total_gib:g} GiB available",
+        shown = avail if avail is not None else "?"
+        checks.append(Check("memory", not low, f"{shown} of {f.mem_total_gib:g} GiB available",
                             "something is using the RAM: see the processes, or stop a job" if low else None))
     return checks
 

@@ -56,7 +56,9 @@ def _pid1_age(fields: list[str]) -> int | None:
     return int(age) if age >= 0 else None
 
 
-def parse_probe(lines: list[str], taken_at: float, prev_cpu: CpuTimes | None = None) -> tuple[HostStats, CpuTimes | None]:
+def parse_probe(
+    lines: list[str], taken_at: float, prev_cpu: CpuTimes | None = None
+) -> tuple[HostStats, CpuTimes | None]:
     """One iteration's lines -> (HostStats, the CPU reading to pass as `prev_cpu` next time)."""
     cpu: CpuTimes | None = None
     values: dict[str, object] = {}

@@ -117,7 +117,9 @@ def job_state(f: JobFacts) -> tuple[str, str | None]:
         if f.alive:
             return "running", None
         # no exit code and no runner: the instance rebooted or the runner was killed with the job
-        return ("stopped", None) if f.stop_requested else ("failed", "lost: the instance restarted or the runner was killed")
+        if f.stop_requested:
+            return "stopped", None
+        return "failed", "lost: the instance restarted or the runner was killed"
     if f.stop_requested:
         return "stopped", None
     if f.exit_code == 0:

@@ -216,7 +216,10 @@ def per_period(intervals: Iterable[Interval], now: float, tz: tzinfo | None = No
         row[3] += iv.cost_between()
         if iv.name not in latest or iv.end >= latest[iv.name][0]:
             latest[iv.name] = (iv.end, iv.rate)
-    return [PeriodRow(n, *r, hourly_rate=latest[n][1]) for n, r in sorted(acc.items())]
+    return [
+        PeriodRow(n, today, week, month, all_time, hourly_rate=latest[n][1])
+        for n, (today, week, month, all_time) in sorted(acc.items())
+    ]
 
 
 def daily_costs(

@@ -110,7 +110,9 @@ def _split_host_port(hostport: str, original: str) -> tuple[str, int | None]:
         if not rest:
             return host, None
         if not rest.startswith(":"):
-            raise _fail(f"unexpected {_short(rest)} after ']' in {_short(original)}", "write IPv6 addresses as [addr]:port")
+            raise _fail(
+                f"unexpected {_short(rest)} after ']' in {_short(original)}", "write IPv6 addresses as [addr]:port"
+            )
         return host, _port(rest[1:], f"in {_short(original)}")
     if hostport.count(":") == 1:
         host, _, port = hostport.partition(":")
@@ -226,7 +228,9 @@ def _read_ssh_args(args: list[str]) -> _Found:
                 if flag in _NO_ARG_FLAGS:
                     continue
                 if flag not in _ARG_FLAGS:
-                    raise _fail(f"ssh has no option -{flag}", f"paste the login command as the console shows it, {_EXAMPLE}")
+                    raise _fail(
+                        f"ssh has no option -{flag}", f"paste the login command as the console shows it, {_EXAMPLE}"
+                    )
                 if j < len(word):
                     value = word[j:]
                 elif i < len(args):

@@ -1,12 +1,12 @@
 """A log's text (a window of its end, or all of it) as display lines or as a summary.
 
-Pure helpers over core/logstream and core/logparse, shared by `jobs`, `logs` and the log screen.
+Pure helpers over core/logstream and core/logsummary, shared by `jobs`, `logs` and the log screen.
 """
 
 from __future__ import annotations
 
-from gpu_tui.core.logparse import LogSummary
 from gpu_tui.core.logstream import LogStream
+from gpu_tui.core.logsummary import LogSummary
 
 __all__ = ["whole_lines", "lines_of", "tail_lines", "summarize"]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import ntpath
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 __all__ = [
     "DIRECTIONS",
@@ -52,7 +52,15 @@ PARTIAL_SUFFIX = ".gpu-tui-partial"
 # ---------------------------------------------------------------------------------- paths
 
 
-def _expand_home(path: str, home: str, join) -> str:  # type: ignore[no-untyped-def]
+class _PathModule(Protocol):
+    """What resolve_local needs of `posixpath` / `ntpath` (a bare module would type as Any)."""
+
+    def join(self, a: str, /, *paths: str) -> str: ...
+    def isabs(self, s: str, /) -> bool: ...
+    def normpath(self, path: str, /) -> str: ...
+
+
+def _expand_home(path: str, home: str, join: Callable[[str, str], str]) -> str:
     if path == "~":
         return home
     if path.startswith("~/") or path.startswith("~\\"):
@@ -62,7 +70,7 @@ def _expand_home(path: str, home: str, join) -> str:  # type: ignore[no-untyped-
 
 def resolve_local(arg: str | None, configured: str | None, *, cwd: str, home: str, windows: bool = False) -> str:
     """The absolute local directory: the argument, else `sync.local`, else `cwd`; `~` is `home`."""
-    mod = ntpath if windows else posixpath
+    mod: _PathModule = ntpath if windows else posixpath
     path = arg or configured or cwd
     path = _expand_home(path, home, mod.join)
     if not mod.isabs(path):

@@ -66,9 +66,13 @@ class Pkg:
     deps: tuple[str, ...]
 
 
-# name, version, download MB, installed MiB, kind, dependencies (pip's names)
+# name, version, download MB, installed MiB, kind, dependencies (pip's names); an indented line
+# continues the entry above (a long list of dependencies)
 _CATALOG_TEXT = """
-torch 2.4.1 797.1 1650 cp filelock typing-extensions sympy networkx jinja2 fsspec nvidia-cuda-nvrtc-cu12 nvidia-cuda-runtime-cu12 nvidia-cuda-cupti-cu12 nvidia-cudnn-cu12 nvidia-cublas-cu12 nvidia-cufft-cu12 nvidia-curand-cu12 nvidia-cusolver-cu12 nvidia-cusparse-cu12 nvidia-nccl-cu12 nvidia-nvtx-cu12 triton
+torch 2.4.1 797.1 1650 cp filelock typing-extensions sympy networkx jinja2 fsspec
+    nvidia-cuda-nvrtc-cu12 nvidia-cuda-runtime-cu12 nvidia-cuda-cupti-cu12 nvidia-cudnn-cu12 nvidia-cublas-cu12
+    nvidia-cufft-cu12 nvidia-curand-cu12 nvidia-cusolver-cu12 nvidia-cusparse-cu12 nvidia-nccl-cu12 nvidia-nvtx-cu12
+    triton
 torchvision 0.19.1 7.0 21 cp torch numpy pillow
 torchaudio 2.4.1 3.4 11 cp torch
 filelock 3.16.1 0.016 0.05 py
@@ -124,14 +128,16 @@ urllib3 2.2.3 0.13 0.7 py
 certifi 2024.8.30 0.17 0.5 py
 accelerate 1.0.1 0.33 2.1 py numpy packaging psutil pyyaml torch huggingface-hub safetensors
 psutil 6.1.0 0.29 1.5 cp
-datasets 3.0.1 0.47 3.2 py filelock numpy pyarrow dill pandas requests tqdm xxhash multiprocess fsspec huggingface-hub packaging pyyaml
+datasets 3.0.1 0.47 3.2 py filelock numpy pyarrow dill pandas requests tqdm xxhash multiprocess fsspec huggingface-hub
+    packaging pyyaml
 pyarrow 17.0.0 39.9 150 cp numpy
 dill 0.3.8 0.12 0.6 py
 xxhash 3.5.0 0.19 0.4 cp
 multiprocess 0.70.16 0.14 0.8 py dill
 einops 0.8.0 0.044 0.2 py
 opencv-python 4.10.0.84 62.5 160 cp numpy
-wandb 0.18.3 13.1 48 cp click docker-pycreds gitpython platformdirs protobuf psutil pyyaml requests sentry-sdk setproctitle
+wandb 0.18.3 13.1 48 cp click docker-pycreds gitpython platformdirs protobuf psutil pyyaml requests sentry-sdk
+    setproctitle
 click 8.1.7 0.097 0.4 py
 docker-pycreds 0.4.0 0.009 0.03 py six
 gitpython 3.1.43 0.21 1.3 py
@@ -150,9 +156,15 @@ wheel 0.44.0 0.067 0.3 py
 
 
 def _catalog(text: str) -> dict[str, Pkg]:
-    out = {}
+    entries: list[str] = []
     for line in text.strip().splitlines():
-        name, version, mb, mib, kind, *deps = line.split()
+        if line[:1].isspace():
+            entries[-1] += " " + line
+        else:
+            entries.append(line)
+    out = {}
+    for entry in entries:
+        name, version, mb, mib, kind, *deps = entry.split()
         out[name] = Pkg(name, version, float(mb), float(mib), kind, tuple(deps))
     return out
 
@@ -193,7 +205,8 @@ def lookup(name: str) -> Pkg | None:
     if pkg is not None:
         return pkg
     h = stable_hash(n)
-    return Pkg(n, f"{1 + h % 3}.{h // 3 % 12}.{h // 36 % 6}", 0.02 + (h % 900) / 300.0, 0.1 + (h % 900) / 100.0, "py", ())
+    version = f"{1 + h % 3}.{h // 3 % 12}.{h // 36 % 6}"
+    return Pkg(n, version, 0.02 + (h % 900) / 300.0, 0.1 + (h % 900) / 100.0, "py", ())
 
 
 _SPEC = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^\]]*\])?\s*(.*)$")

@@ -101,12 +101,20 @@ class CondaOperations:
     initialized: bool
 
     def _start(
-        self, tl: Timeline, status: int, on_done: Callable[[], None] | None, *, pid: int, tails: dict[int, str] | None = None
+        self,
+        tl: Timeline,
+        status: int,
+        on_done: Callable[[], None] | None,
+        *,
+        pid: int,
+        tails: dict[int, str] | None = None,
     ) -> CondaOp:
         if len(self.ops) >= _MAX_OPS:
             for old in [p for p, o in self.ops.items() if not o.running][: len(self.ops) // 2]:
                 del self.ops[old]
-        op = CondaOp(pid, self.now(), tl.events, tl.duration, status, on_done, tails=CONDA_TAILS if tails is None else tails)
+        op = CondaOp(
+            pid, self.now(), tl.events, tl.duration, status, on_done, tails=CONDA_TAILS if tails is None else tails
+        )
         self.ops[pid] = op
         return op
 
@@ -118,7 +126,9 @@ class CondaOperations:
     def _create(self, name: str | None, specs: list[str], pid: int) -> CondaOp:
         if not name:
             return self._fail_now(
-                '\nCondaValueError: either -n NAME or -p PREFIX option required,\ntry "conda create -h" for more details\n\n', pid
+                '\nCondaValueError: either -n NAME or -p PREFIX option required,\n'
+                'try "conda create -h" for more details\n\n',
+                pid,
             )
         prefix = f"{CONDA_ROOT}/envs/{name}"
         tl = Timeline(self.seconds)
@@ -151,7 +161,8 @@ class CondaOperations:
         base_libs = [(Pkg(n, v, 0.0, 0.0, "c", ()), v) for n, v, _ in BASE_LIBS]
         py_pkgs: list[tuple[Pkg, str]] = []
         if python:
-            py_pkgs = [(Pkg("python", python, 30.7, 0.0, "c", ()), python)] + [(CATALOG[n], CATALOG[n].version) for n in ("pip", "setuptools", "wheel")]
+            py_pkgs = [(Pkg("python", python, 30.7, 0.0, "c", ()), python)]
+            py_pkgs += [(CATALOG[n], CATALOG[n].version) for n in ("pip", "setuptools", "wheel")]
         extra = [(p, p.version) for p in closure([p for p, _ in wanted]) if p.name not in {w.name for w, _ in wanted}]
         downloads = py_pkgs + wanted + extra
         tl.at(0.3, "Solving environment: done\n")
@@ -160,11 +171,13 @@ class CondaOperations:
         tl.at(
             1.0,
             "Executing transaction: done\n#\n# To activate this environment, use\n#\n"
-            f"#     $ conda activate {name}\n#\n# To deactivate an active environment, use\n#\n#     $ conda deactivate\n\n",
+            f"#     $ conda activate {name}\n#\n"
+            "# To deactivate an active environment, use\n#\n#     $ conda deactivate\n\n",
         )
 
         def created() -> None:
-            env = Env(name, prefix, python, int(_NEW_ENV_KIB * self.rng.uniform(0.97, 1.03)) if python else 4 * KIB_PER_MIB)
+            size_kib = int(_NEW_ENV_KIB * self.rng.uniform(0.97, 1.03)) if python else 4 * KIB_PER_MIB
+            env = Env(name, prefix, python, size_kib)
             if python:
                 env.packages.update({n: CATALOG[n].version for n in ("pip", "setuptools", "wheel")})
             env.add([p for p, _ in wanted] + [p for p, _ in extra], {p.name: v for p, v in wanted})
@@ -175,7 +188,9 @@ class CondaOperations:
     def _remove(self, name: str | None, pid: int) -> CondaOp:
         if not name:
             return self._fail_now(
-                '\nCondaValueError: either -n NAME or -p PREFIX option required,\ntry "conda remove -h" for more details\n\n', pid
+                '\nCondaValueError: either -n NAME or -p PREFIX option required,\n'
+                'try "conda remove -h" for more details\n\n',
+                pid,
             )
         if name in ("base", "root"):
             return self._fail_now(
@@ -239,7 +254,8 @@ class CondaOperations:
             tl.duration = self.seconds * 0.4
             tl.at(1.0, "Solving environment: done\n\n# All requested packages already installed.\n\n")
             return self._start(tl, 0, None, pid=pid)
-        extra = [(p, p.version) for p in closure([p for p, _ in wanted]) if p.name not in env.packages and p.name not in {w.name for w, _ in wanted}]
+        present = set(env.packages) | {w.name for w, _ in wanted}
+        extra = [(p, p.version) for p in closure([p for p, _ in wanted]) if p.name not in present]
         downloads = wanted + extra
         tl.at(0.35, "Solving environment: done\n")
         tl.at(0.37, package_plan(env.prefix, specs, downloads, env.py_minor, downloads=downloads))
@@ -288,14 +304,16 @@ class CondaOperations:
             if have is not None:
                 replaced[pkg.name] = have
             resolve.append(f"Collecting {pkg.name if not version else pkg.name + '==' + version}{frm}\n")
-            resolve.append(f"  Downloading {wheel_name(pkg, v, cp)}.metadata ({pip_size(0.002 + (stable_hash(pkg.name) % 80) / 1000)})\n")
+            metadata_mb = 0.002 + (stable_hash(pkg.name) % 80) / 1000
+            resolve.append(f"  Downloading {wheel_name(pkg, v, cp)}.metadata ({pip_size(metadata_mb)})\n")
             new[pkg.name] = (pkg, v)
             queue += [(CATALOG[d], None, pkg.name) for d in pkg.deps if d in CATALOG]
         if failed is not None:
             tl.duration = self.seconds * 0.35
             for j, line in enumerate(resolve):
                 tl.at(0.8 * (j + 1) / (len(resolve) + 1), line)
-            tl.at(1.0, f"ERROR: Could not find a version that satisfies the requirement {failed} (from versions: none)\n"
+            tl.at(1.0, f"ERROR: Could not find a version that satisfies the requirement {failed} "
+                  "(from versions: none)\n"
                   f"ERROR: No matching distribution found for {canonical(parse_spec(failed)[0])}\n")
             return self._start(tl, 1, None, pid=pid, tails=PIP_TAILS)
         if not new:
@@ -325,7 +343,8 @@ class CondaOperations:
             if n in replaced:
                 tl.at(0.9, f"  Attempting uninstall: {n}\n    Found existing installation: {n} {replaced[n]}\n"
                       f"    Uninstalling {n}-{replaced[n]}:\n      Successfully uninstalled {n}-{replaced[n]}\n")
-        tl.at(1.0, "Successfully installed " + " ".join(f"{n}-{new[n][1]}" for n in sorted(new, key=str.lower)) + "\n" + PIP_ROOT_WARNING)
+        versions = " ".join(f"{n}-{new[n][1]}" for n in sorted(new, key=str.lower))
+        tl.at(1.0, "Successfully installed " + versions + "\n" + PIP_ROOT_WARNING)
 
         def installed() -> None:
             env.add([p for p, _ in new.values()], {n: v for n, (_, v) in new.items()})

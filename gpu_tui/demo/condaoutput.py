@@ -157,7 +157,8 @@ def package_plan(
         lines += ["    " + "package".ljust(27) + "|" + "build".rjust(17), "    " + "-" * 27 + "|" + "-" * 17]
         total = 0.0
         for pkg, version in downloads:
-            lines.append(f"    {pkg.name + '-' + version:<27}|{build_string(pkg, version, py):>17}{conda_size(pkg.wheel_mb):>15}")
+            spec = pkg.name + "-" + version
+            lines.append(f"    {spec:<27}|{build_string(pkg, version, py):>17}{conda_size(pkg.wheel_mb):>15}")
             total += pkg.wheel_mb
         lines += ["    " + "-" * 60, " " * 43 + "Total:" + f"{conda_size(total):>15}", ""]
     if dists:
@@ -176,7 +177,9 @@ def write_transaction(tl: Timeline, downloads: list[tuple[Pkg, str]], py: str | 
     done = 0.0
     for pkg, version in downloads:
         done += pkg.wheel_mb
-        tl.at(start + (end - start) * done / total, f"{pkg.name + '-' + version:<20} | {conda_size(pkg.wheel_mb):<9} | {'#' * 10} | 100% \n")
+        spec = pkg.name + "-" + version
+        line = f"{spec:<20} | {conda_size(pkg.wheel_mb):<9} | {'#' * 10} | 100% \n"
+        tl.at(start + (end - start) * done / total, line)
     tl.at(end, "\n")
     tl.at(end + (1 - end) * 0.3, "Preparing transaction: done\n")
     tl.at(end + (1 - end) * 0.6, "Verifying transaction: done\n")

@@ -2,7 +2,7 @@
 (services/conda.py, services/killable.py), recognised by their text and answered from the
 instance's simulated install (demo/condasim.py). Nothing is executed.
 
-Entry points (dispatched from jobscripts.py / commands.py): `plan_line` (the killable wrapper
+Entry points (dispatched from jobscripts.py / shellsim.py): `plan_line` (the killable wrapper
 and the kill commands, read from the raw command line), `pythons_script` / `sizes_script`
 (`sh -c` scripts), `plain` (an unwrapped conda or pip command), `module_probe` (`PYTHON -c`).
 """
@@ -67,7 +67,9 @@ def _kill_one(words: list[str], conda: CondaSim) -> tuple[bool, str]:
             targets.append(w)
         i += 1
     if signal < 0 or not targets:
-        return False, "sh: 1: kill: invalid signal\n" if signal < 0 else "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid\n"
+        if signal < 0:
+            return False, "sh: 1: kill: invalid signal\n"
+        return False, "kill: usage: kill [-s sigspec | -n signum | -sigspec] pid\n"
     ok = True
     err = ""
     for t in targets:

@@ -60,7 +60,9 @@ _ENV_PACKAGES = {
     "py311": ("pip", "setuptools", "wheel"),
 }
 START_ENVS = (
-    ("base", "3.12.7", 3.1 * KIB_PER_GIB), ("llm", "3.11.10", 9.8 * KIB_PER_GIB), ("py311", "3.11.10", 180 * KIB_PER_MIB)
+    ("base", "3.12.7", 3.1 * KIB_PER_GIB),
+    ("llm", "3.11.10", 9.8 * KIB_PER_GIB),
+    ("py311", "3.11.10", 180 * KIB_PER_MIB),
 )
 """The envs when the fleet starts: name, python, size in KiB (base without envs/ and pkgs/)."""
 _FLAGS = {"-y": "yes", "--yes": "yes", "-q": "quiet", "--quiet": "quiet", "--json": "json", "-d": "dry_run",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from gpu_tui.demo.program import Program
+from gpu_tui.demo.program import Output, Program
 from gpu_tui.demo.simulate import InstanceSim
 
 __all__ = ["is_env_probe", "env_probe", "module_probe"]
@@ -23,19 +23,25 @@ def is_env_probe(script: str) -> bool:
     return f"{SECTION} nvsmi" in script and "/proc/meminfo" in script
 
 
+def _text(data: Output) -> str:
+    # Output may be bytes (a job's log); nvidia-smi's answers are text, decoded as the client would
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
+
+
 def env_probe(sim: InstanceSim, nvidia_smi: Callable[[list[str], InstanceSim], Program]) -> Program:
     p = sim.profile
     names = nvidia_smi(["--query-gpu=name", "--format=csv,noheader"], sim)
     version = nvidia_smi(["--version"], sim)
     used = int(p.mem_total_kib * min(0.97, p.mem_used_share))
     free = p.disk_total_kib - p.disk_used_kib
+    use_pct = 100 * p.disk_used_kib // p.disk_total_kib
     lines = [
-        f"{SECTION} nvsmi", (names.stdout + names.stderr).rstrip("\n"), f"{RC} {names.status}",
-        f"{SECTION} nvsmi_version", version.stdout.rstrip("\n") if version.status == 0 else "",
+        f"{SECTION} nvsmi", (_text(names.stdout) + _text(names.stderr)).rstrip("\n"), f"{RC} {names.status}",
+        f"{SECTION} nvsmi_version", _text(version.stdout).rstrip("\n") if version.status == 0 else "",
         f"{SECTION} python", "Python 3.10.14", f"{RC} 0",
         f"{SECTION} conda", "/root/miniconda3/bin/conda", "conda 24.9.2",
         f"{SECTION} conda_init", "/root/.bashrc",
-        f"{SECTION} disks", f"/ overlay {p.disk_total_kib} {p.disk_used_kib} {free} {100 * p.disk_used_kib // p.disk_total_kib}% /",
+        f"{SECTION} disks", f"/ overlay {p.disk_total_kib} {p.disk_used_kib} {free} {use_pct}% /",
     ]
     if p.provider == "autodl":
         lines.append("/root/autodl-tmp /dev/vdb 52428800 9437184 42991616 18% /root/autodl-tmp")

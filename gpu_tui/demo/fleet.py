@@ -175,7 +175,10 @@ async def start_fleet(
             continue
         path = workdir / p.name / "train.log"
         tl = TrainingLog(
-            path, p.training, started_at=now - p.training.started_ago_s, rng=random.Random(f"gpu-tui-demo-log:{seed}:{index}")
+            path,
+            p.training,
+            started_at=now - p.training.started_ago_s,
+            rng=random.Random(f"gpu-tui-demo-log:{seed}:{index}"),
         )
         try:
             tl.start(now)

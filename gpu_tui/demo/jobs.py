@@ -35,6 +35,7 @@ from gpu_tui.core.jobs import JobRequest
 from gpu_tui.demo.condacatalog import CONDA_EXE, CONDA_ROOT
 from gpu_tui.demo.condasim import CONDA_SECONDS, START_ENVS, CondaSim
 from gpu_tui.demo.profiles import JobSpec, Profile
+from gpu_tui.demo.tqdmbar import mmss, tqdm_redraw
 from gpu_tui.services.jobs import RUNNER_VERSION
 
 __all__ = [
@@ -65,8 +66,6 @@ RUNNER_NAME = f"job-runner-v{RUNNER_VERSION}.sh"
 _REDRAW_S = 0.5  # a bar update every half second of run time (tqdm's mininterval is 0.1 s)
 _HISTORY_UPDATES = 300  # a job that existed before the fleet started: its past, thinned
 _NOISE_LEN = 127
-_BAR = " ▏▎▍▌▋▊▉█"
-_BAR_WIDTH = 10
 _OOM_AT = 0.4  # the `oom` easter egg fails this far through the run
 _OOM_WORD = re.compile(r"(?<![a-z])oom(?![a-z])", re.IGNORECASE)
 # directories a job may run in: these and everything under them (the rest "does not exist")
@@ -76,13 +75,6 @@ _DIRS = ("/root", "/tmp", "/workspace", "/data", "/mnt")
 def wants_oom(command: str) -> bool:
     """The easter egg: the word `oom` (any case) in the command, not inside another word."""
     return _OOM_WORD.search(command) is not None
-
-
-def _mmss(seconds: float) -> str:
-    s = int(seconds)
-    h, rem = divmod(s, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,18 +240,10 @@ class SimJob:
         its percent and ETA are the whole run's, as the dashboard's "done by" wants)."""
         s = self.shape
         e, _ = self._position(step)
-        frac = step / s.total
-        cells = frac * _BAR_WIDTH
-        full = int(cells)
-        bar = "█" * full
-        if full < _BAR_WIDTH:
-            bar += _BAR[int((cells - full) * 8)] + " " * (_BAR_WIDTH - full - 1)
         rate = s.it_per_s * (1.0 + 0.03 * self._noise[(step * 7) % _NOISE_LEN])
-        rate_text = f"{rate:.2f}it/s" if rate >= 1.0 else f"{1.0 / rate:.2f}s/it"
-        return (
-            f"\rEpoch {e + 1}/{s.epochs}: {int(frac * 100):3d}%|{bar}| {step}/{s.total} "
-            f"[{_mmss(step / s.it_per_s)}<{_mmss((s.total - step) / s.it_per_s)}, "
-            f"{rate_text}, loss={self._loss(step):.4f}]"
+        return tqdm_redraw(
+            f"Epoch {e + 1}/{s.epochs}", step, s.total, it_per_s=s.it_per_s, rate=rate,
+            postfix=f"loss={self._loss(step):.4f}",
         )
 
     def _epoch_line(self, step: int) -> str:
@@ -295,7 +279,7 @@ class SimJob:
             self.exit_code = 1
         else:
             self._write(
-                f"Training complete: {s.epochs} epochs in {_mmss(at - self.started_at)}, "
+                f"Training complete: {s.epochs} epochs in {mmss(at - self.started_at)}, "
                 f"best val_loss {self._best_val:.4f}; saved checkpoints/final.pt\n"
             )
             self.exit_code = 0

@@ -31,16 +31,16 @@ these command lines as they come, before they are split into words (`plan_line`)
 |   CMD = `CONDA install -n ENV -y PKG... 2>&1`    | ... over ~5 s; `no-such-*`: PackagesNotFoundError |
 |   CMD = `PREFIX/bin/python -m pip install PKG... 2>&1` | pip 24.x's output over 4-8 s; `no-such-*`: exit 1 |
 |   CMD = `CONDA init bash 2>&1`                   | `no change ...` lines (the demo's .bashrc has it) |
-|   CMD = anything else                            | commands.plan's answer to CMD                     |
+|   CMD = anything else                            | shellsim.plan's answer to CMD                     |
 | killable's cancel `kill -s SIG -- -N ...; true`  | stops operation N (its exit 128+SIG), exit 0      |
 | killable's check `kill -0 -- -N ... (or N)`      | 0 while operation N runs, else 1                  |
 
 `PREFIX/bin/python -c <module probe>` (services/envcheck.py) answers from the env's packages
-(condascripts.module_probe, via commands.plan): no torch in `py311` or a new env until
+(condascripts.module_probe, via shellsim.plan): no torch in `py311` or a new env until
 installed.
 
 A job is named by its directory `<state_dir>/jobs/<id>`: only the id is used (the demo has one
-state dir). Anything else falls through (None) to commands.plan's `not found`.
+state dir). Anything else falls through (None) to shellsim.plan's `not found`.
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ _LINE_W = re.compile(r"^w=([0-9]+)$", re.MULTILINE)
 _JOB_DIR = re.compile(r"/jobs/([^/]+)/*$")
 _JOB_LOG = re.compile(r"/jobs/([^/]+)/log$")
 _CWD_CHECK = re.compile(
-    r"^if \[ (\S+) = 1 \] && ! \[ -d (.+?) \]; then echo \"(working directory .*? does not exist)\"; exit ([0-9]+); fi$",
+    r"^if \[ (\S+) = 1 \] && ! \[ -d (.+?) \]; "
+    r"then echo \"(working directory .*? does not exist)\"; exit ([0-9]+); fi$",
     re.MULTILINE,
 )
 _RUNNER_IN_START = re.compile(r"^runner=\"\$state/bin/([^\"/]+)\"$", re.MULTILINE)

@@ -340,5 +340,7 @@ def fleet_profiles(instances: int | None = None) -> list[Profile]:
     for i in range(instances):
         base = DEFAULT_PROFILES[i % len(DEFAULT_PROFILES)]
         cycle = i // len(DEFAULT_PROFILES)
-        out.append(base if cycle == 0 else replace(base, name=f"{base.name}-{cycle + 1}", age_s=base.age_s * (1.0 + 0.29 * cycle)))
+        if cycle:
+            base = replace(base, name=f"{base.name}-{cycle + 1}", age_s=base.age_s * (1.0 + 0.29 * cycle))
+        out.append(base)
     return out

@@ -1,5 +1,5 @@
-"""`Program`: what a simulated instance answers to one exec request (built by commands.plan,
-run by server.py). Its own module so the planners (commands.py, jobscripts.py) can share it.
+"""`Program`: what a simulated instance answers to one exec request (built by shellsim.plan,
+run by server.py). Its own module so the planners (shellsim.py, jobscripts.py) can share it.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """One simulated instance's SSH server: asyncssh on 127.0.0.1, password and keyboard-interactive
-login, exec requests answered by commands.plan, and (for a flaky profile) drops.
+login, exec requests answered by shellsim.plan, and (for a flaky profile) drops.
 
 Built on asyncssh's session API rather than process streams: a long-lived stream is one
 `loop.call_at` timer per channel writing one string per tick, cancelled when the channel closes
@@ -17,12 +17,13 @@ import hmac
 import logging
 import random
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import asyncssh
+from asyncssh.auth import KbdIntChallenge
 
-from gpu_tui.demo.commands import Program, plan
-from gpu_tui.demo.program import MAX_STDIN, Output
+from gpu_tui.demo.program import MAX_STDIN, Output, Program
+from gpu_tui.demo.shellsim import plan
 from gpu_tui.demo.simulate import InstanceSim
 
 __all__ = ["DemoServer", "HOST"]
@@ -41,13 +42,13 @@ def _bytes(data: Output) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else data
 
 
-class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
+class _Session(asyncssh.SSHServerSession[bytes]):
     """One channel: run the planned program, repeat its tick until the client closes."""
 
     def __init__(self, node: DemoServer) -> None:
         self._node = node
         self._sim = node.sim
-        self._chan: asyncssh.SSHServerChannel | None = None
+        self._chan: asyncssh.SSHServerChannel[bytes] | None = None
         self._command: str | None = None
         self._program: Program | None = None
         self._handle: asyncio.TimerHandle | None = None
@@ -58,7 +59,7 @@ class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
         """What the client sent so far, while a command reads its stdin (Program.on_stdin)."""
         self._on_stdin: Callable[[bytes], Program] | None = None
 
-    def connection_made(self, chan: asyncssh.SSHServerChannel) -> None:
+    def connection_made(self, chan: asyncssh.SSHServerChannel[bytes]) -> None:
         self._chan = chan
 
     def pty_requested(self, term_type: str, term_size: object, term_modes: object) -> bool:
@@ -181,7 +182,7 @@ class _Session(asyncssh.SSHServerSession):  # type: ignore[misc]
         self._chan = None
 
 
-class _Server(asyncssh.SSHServer):  # type: ignore[misc]
+class _Server(asyncssh.SSHServer):
     def __init__(self, node: DemoServer) -> None:
         self._node = node
         self._conn: asyncssh.SSHServerConnection | None = None
@@ -206,13 +207,13 @@ class _Server(asyncssh.SSHServer):  # type: ignore[misc]
     def kbdint_auth_supported(self) -> bool:
         return True
 
-    def get_kbdint_challenge(self, username: str, lang: str, submethods: str) -> object:
+    def get_kbdint_challenge(self, username: str, lang: str, submethods: str) -> KbdIntChallenge:
         return "", "", "", [("Password: ", False)]
 
-    def validate_kbdint_response(self, username: str, responses: list[str]) -> bool:
+    def validate_kbdint_response(self, username: str, responses: Sequence[str]) -> bool:
         return len(responses) == 1 and self._node.check(username, responses[0])
 
-    def session_requested(self) -> tuple[asyncssh.SSHServerChannel, asyncssh.SSHServerSession]:
+    def session_requested(self) -> tuple[asyncssh.SSHServerChannel[bytes], asyncssh.SSHServerSession[bytes]]:
         assert self._conn is not None
         # a binary channel: a job's log is streamed by byte offset, whatever its bytes
         return self._conn.create_server_channel(encoding=None), _Session(self._node)

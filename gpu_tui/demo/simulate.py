@@ -17,6 +17,7 @@ from pathlib import Path
 from gpu_tui.demo.condasim import CONDA_SECONDS
 from gpu_tui.demo.jobs import JOB_SECONDS, JobTable
 from gpu_tui.demo.profiles import AppSpec, Profile, TrainingSpec, Workload
+from gpu_tui.demo.tqdmbar import mmss, tqdm_redraw
 
 __all__ = ["GpuSim", "InstanceSim", "TrainingLog", "format_timestamp"]
 
@@ -51,7 +52,10 @@ class GpuSim:
         self.spec = spec
         self.work: Workload = profile.workloads[index]
         self.mig = profile.mig
-        self.uuid = f"GPU-{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-{rng.getrandbits(16):04x}-{rng.getrandbits(16):04x}-{rng.getrandbits(48):012x}"
+        self.uuid = (
+            f"GPU-{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-{rng.getrandbits(16):04x}"
+            f"-{rng.getrandbits(16):04x}-{rng.getrandbits(48):012x}"
+        )
         self._omega = _TAU / max(1.0, self.work.period)
         self._phase = rng.uniform(0.0, _TAU)
         self._mem_omega = _TAU / max(60.0, self.work.period * 7.3)
@@ -122,7 +126,8 @@ class GpuSim:
         if u < 1:
             sm = 210
         else:
-            sm = int(spec.max_sm_mhz * (0.86 + 0.1 * math.sin(t * 0.37 + self._phase)) if u > 20 else spec.max_sm_mhz * 0.6)
+            busy = 0.86 + 0.1 * math.sin(t * 0.37 + self._phase)
+            sm = int(spec.max_sm_mhz * busy if u > 20 else spec.max_sm_mhz * 0.6)
         pstate = "P8" if u < 1 and used < 256 else ("P2" if u < 50 else "P0")
         fan = "[N/A]"
         if spec.has_fan:
@@ -191,7 +196,12 @@ class InstanceSim:
         self._idle = total - self._user - self._system - self._softirq - self._iowait
         self._load = profile.cpu_count * share
         self.jobs = JobTable(
-            profile, clock=clock, t0=self.t0, seed_key=f"{seed}:{index}", job_seconds=job_seconds, conda_seconds=conda_seconds
+            profile,
+            clock=clock,
+            t0=self.t0,
+            seed_key=f"{seed}:{index}",
+            job_seconds=job_seconds,
+            conda_seconds=conda_seconds,
         )
         """gpu-tui jobs on this instance (demo/jobs.py), with their own RNG: the readings above
         do not depend on them."""
@@ -263,16 +273,6 @@ class InstanceSim:
 
 # ---------------------------------------------------------------------------- training log
 
-_BAR = " ▏▎▍▌▋▊▉█"
-_BAR_WIDTH = 10
-
-
-def _mmss(seconds: float) -> str:
-    s = int(seconds)
-    h, rem = divmod(s, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
-
 
 class TrainingLog:
     """A tqdm-style training log that grows with the clock: `\\r`-separated progress updates with
@@ -309,18 +309,9 @@ class TrainingLog:
         epoch, done = divmod(step, s.steps_per_epoch)
         if epoch >= s.epochs:
             epoch, done = s.epochs - 1, s.steps_per_epoch
-        frac = done / s.steps_per_epoch
-        cells = frac * _BAR_WIDTH
-        full = int(cells)
-        bar = "█" * full
-        if full < _BAR_WIDTH:
-            bar += _BAR[int((cells - full) * 8)]
-            bar += " " * (_BAR_WIDTH - full - 1)
-        elapsed = done / s.it_per_s
-        remaining = (s.steps_per_epoch - done) / s.it_per_s
-        return (
-            f"\rEpoch {epoch + 1}/{s.epochs}: {int(frac * 100):3d}%|{bar}| {done}/{s.steps_per_epoch} "
-            f"[{_mmss(elapsed)}<{_mmss(remaining)}, {s.it_per_s:.2f}it/s, loss={self._loss(step):.4f}]"
+        return tqdm_redraw(
+            f"Epoch {epoch + 1}/{s.epochs}", done, s.steps_per_epoch, it_per_s=s.it_per_s,
+            postfix=f"loss={self._loss(step):.4f}",
         )
 
     def _epoch_end(self, epoch: int) -> str:
@@ -351,7 +342,7 @@ class TrainingLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         upto = self._target(now)
         header = (
-            f"[demo] training started {_mmss(max(0.0, now - self.started_at))} ago; "
+            f"[demo] training started {mmss(max(0.0, now - self.started_at))} ago; "
             f"{self.spec.epochs} epochs x {self.spec.steps_per_epoch} steps\n"
         )
         text = header + self._render(upto, max(1, upto // 300)) + self._finish(upto)

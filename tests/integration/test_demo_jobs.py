@@ -17,7 +17,7 @@ from demohelp import demo_ssh_host as ssh_host
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.jobs import JobInfo, JobRequest
-from gpu_tui.core.logparse import OOM
+from gpu_tui.core.logline import OOM
 from gpu_tui.core.logtext import lines_of
 from gpu_tui.demo import DemoFleet, start_demo_fleet
 from gpu_tui.demo.jobs import wants_oom

@@ -1,4 +1,4 @@
-"""gpu_tui.core.logparse against the FIELD_NOTES forms and the tests/data/logs corpus (no mocks).
+"""gpu_tui.core.logline and logsummary against the FIELD_NOTES forms and the tests/data/logs corpus (no mocks).
 
 - parse_line: every progress, metric and failure form of docs/FIELD_NOTES.md ("Training
   logs"), and the look-alikes that must not count;
@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_tui.core import logparse
-from gpu_tui.core.logparse import (
+from gpu_tui.core import logline, logsummary
+from gpu_tui.core.logline import (
     ABORTED,
     INF_LOSS,
     KILLED,
@@ -29,22 +29,21 @@ from gpu_tui.core.logparse import (
     OOM,
     SEGFAULT,
     LineInfo,
-    LogSummary,
     Progress,
-    eval_loss,
     is_loss_key,
     parse_duration,
     parse_line,
-    train_loss,
 )
 from gpu_tui.core.logstream import LogStream
+from gpu_tui.core.logsummary import LogSummary, eval_loss, train_loss
 
 LOGS_DIR = Path(__file__).resolve().parents[1] / "data" / "logs"
 
 
 def test_public_api_is_exported() -> None:
-    for name in logparse.__all__:
-        assert hasattr(logparse, name), name
+    for module in (logline, logsummary):
+        for name in module.__all__:
+            assert hasattr(module, name), name
 
 
 # --------------------------------------------------------------------------- progress

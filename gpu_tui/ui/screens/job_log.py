@@ -3,7 +3,7 @@
 The log is read once from its end (a window, however big the file), then followed by byte
 offset over the instance's connection; after a dropped link it resumes where it stopped. Bytes
 become lines in core/logstream (progress bars collapse, escapes never reach the terminal) and
-numbers in core/logparse. However fast the job writes, the screen repaints at most 4 times a
+numbers in core/logsummary. However fast the job writes, the screen repaints at most 4 times a
 second: lines queue up and are written in one batch.
 """
 
@@ -23,8 +23,8 @@ from textual.widgets import Footer, Log, Select
 from gpu_tui.core.cost import format_money
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.jobs import JobInfo
-from gpu_tui.core.logparse import LogSummary
 from gpu_tui.core.logstream import LogStream, StreamUpdate
+from gpu_tui.core.logsummary import LogSummary
 from gpu_tui.core.logtext import whole_lines
 from gpu_tui.remote.host import Host
 from gpu_tui.services import jobs as jobsvc

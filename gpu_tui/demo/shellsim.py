@@ -1,4 +1,5 @@
-"""What a simulated instance answers to an exec request: a small `nvidia-smi` and the stats probe.
+"""What a simulated instance's shell answers to an exec request: a small `nvidia-smi` and the
+stats probe answered here, gpu-tui's job, conda and environment scripts routed to their simulations.
 
 `plan(command, sim)` reads the command line the way the remote shell would (words, the
 `2>&1` redirections dropped) and returns a `Program`: text to write now, an exit status, and
@@ -33,7 +34,7 @@ from gpu_tui.demo.program import Program
 from gpu_tui.demo.simulate import InstanceSim, format_timestamp
 from gpu_tui.services.probes import APPS_MARK, END_MARK
 
-__all__ = ["Program", "plan", "GPU_FIELDS", "APP_FIELDS"]
+__all__ = ["plan", "GPU_FIELDS", "APP_FIELDS"]
 
 MIN_INTERVAL = 0.05
 
@@ -294,10 +295,11 @@ def _default_table(sim: InstanceSim, t: float) -> str:
     """A faithful-enough rendition of the plain `nvidia-smi` table (R550 layout)."""
     p = sim.profile
     rule = "+-----------------------------------------+------------------------+----------------------+"
+    title = f"NVIDIA-SMI {p.driver_version:<22}Driver Version: {p.driver_version:<15}CUDA Version: {p.cuda_version:<9}"
     lines = [
         time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(t)),
         "+" + "-" * 89 + "+",
-        "| " + f"NVIDIA-SMI {p.driver_version:<22}Driver Version: {p.driver_version:<15}CUDA Version: {p.cuda_version:<9}".ljust(88) + "|",
+        "| " + title.ljust(88) + "|",
         "|-----------------------------------------+------------------------+----------------------+",
         "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |",
         "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |",
