@@ -1,7 +1,7 @@
 """The `gpu-tui` command line: parse arguments, build settings, run a subcommand or the dashboard.
 
-Exit codes (CONTRACTS.md): 0 done; 2 usage or configuration error; 3 done, but some instance was
-unreachable or a step failed.
+Exit codes (docs/CONTRACTS.md): 0 done; 2 usage or configuration error; 3 done, but some instance
+was unreachable or a step failed; 130 after Ctrl+C; `ssh NAME -- CMD` exits with the remote code.
 """
 
 from __future__ import annotations

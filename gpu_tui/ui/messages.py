@@ -1,4 +1,5 @@
-"""Typed messages of the dashboard (fleet updates are batched by the app's paint timer instead)."""
+"""Typed messages of the dashboard (fleet updates are not messages: the dashboard marks the
+instance dirty and its paint timer repaints the changed rows in one batch)."""
 
 from __future__ import annotations
 
