@@ -23,10 +23,12 @@ from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
 from gpu_tui.commands.power_args import add_power_parsers
 from gpu_tui.commands.ssh_args import add_ssh_parser
 from gpu_tui.commands.sync_args import add_sync_parser, is_transport
+from gpu_tui.config.language import apply_language
 from gpu_tui.config.logsetup import setup_logging
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings, load_settings
 from gpu_tui.core.errors import ConfigError, GpuTuiError, InputError
+from gpu_tui.core.i18n import _, resolve_language
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
@@ -50,20 +52,22 @@ the rest (none, `demo`, `local`) open the dashboard."""
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        sys.stderr.write(f"gpu-tui: error: {message}\n")
+        sys.stderr.write(_("gpu-tui: error: {message}").format(message=message) + "\n")
         raise SystemExit(EXIT_USAGE)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="gpu-tui", description="Watch and manage rented GPU machines over SSH.")
-    p.add_argument("--config", type=Path, help="config file (default: $GPU_TUI_CONFIG or the user config dir)")
-    p.add_argument("--debug", action="store_true", help="verbose diagnostics log")
+    p = _Parser(prog="gpu-tui", description=_("Watch and manage rented GPU machines over SSH."))
+    p.add_argument("--config", type=Path, help=_("config file (default: $GPU_TUI_CONFIG or the user config dir)"))
+    p.add_argument("--lang", metavar="LANG",
+                   help=_("interface language: auto, en or zh-CN (default: $GPU_TUI_LANG, the config, the locale)"))
+    p.add_argument("--debug", action="store_true", help=_("verbose diagnostics log"))
     p.add_argument("--version", action="version", version=f"gpu-tui {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    st = sub.add_parser("status", help="one sample from each instance, in parallel")
-    st.add_argument("--json", action="store_true", help="print JSON (CONTRACTS.md) instead of a table")
-    st.add_argument("names", nargs="*", metavar="NAME", help="instances to ask (default: all)")
+    st = sub.add_parser("status", help=_("one sample from each instance, in parallel"))
+    st.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
+    st.add_argument("names", nargs="*", metavar="NAME", help=_("instances to ask (default: all)"))
 
     add_add_parsers(sub)
     add_cost_parser(sub)
@@ -75,9 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_sync_parser(sub)
     add_autostop_parser(sub)
 
-    demo = sub.add_parser("demo", help="the dashboard on a simulated fleet (no account needed)")
-    demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help="fleet size, 1-64")
-    sub.add_parser("local", help="the dashboard on this machine, without SSH")
+    demo = sub.add_parser("demo", help=_("the dashboard on a simulated fleet (no account needed)"))
+    demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help=_("fleet size, 1-64"))
+    sub.add_parser("local", help=_("the dashboard on this machine, without SSH"))
     return p
 
 
@@ -85,9 +89,10 @@ def _instance_count(text: str) -> int:
     try:
         n = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--instances wants a whole number, got {text!r}") from None
+        message = _("--instances wants a whole number, got {text!r}").format(text=text)
+        raise argparse.ArgumentTypeError(message) from None
     if not 1 <= n <= 64:
-        raise argparse.ArgumentTypeError(f"--instances must be 1..64, got {n}")
+        raise argparse.ArgumentTypeError(_("--instances must be 1..64, got {n}").format(n=n))
     return n
 
 
@@ -133,9 +138,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(words)
     if tail is not None:
         if not hasattr(args, "cmd"):
-            parser.error("`-- CMD...` is only for commands that run something (run)")
+            parser.error(_("`-- CMD...` is only for commands that run something (run)"))
         args.cmd = tail
     return args
+
+
+def _language(words: list[str]) -> str:
+    """The language, decided before the parser is built (its --help is translated): --lang and
+    --config are read ahead of the rest; a config that fails to load is reported later, by the
+    command, and meanwhile counts as `auto`."""
+    ahead = argparse.ArgumentParser(add_help=False)
+    ahead.add_argument("--config", type=Path)
+    ahead.add_argument("--lang")
+    known, _rest = ahead.parse_known_args(words[: words.index("--")] if "--" in words else words)
+    configured = "auto"
+    try:
+        configured = load_settings(Paths.default(known.config).config_file).settings.language
+    except GpuTuiError:
+        pass  # the command loads it again and says what is wrong, in the language chosen here
+    return resolve_language(known.lang, os.environ, configured)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -144,6 +165,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gpu_tui.commands.sync_cmd import run_transport
 
         return run_transport(words)
+    try:
+        apply_language(_language(words))
+    except ConfigError as exc:
+        sys.stderr.write(f"gpu-tui: {exc.message}\n")
+        return EXIT_USAGE
     args = parse_args(words)
     try:
         settings, paths = _load(args)

@@ -96,6 +96,9 @@ class SettingsSection(_Strict):
     """Warn when today's cost passes this; 0 = off."""
     connect_timeout_seconds: Annotated[float, Field(gt=0, le=120)] = 10.0
     """Longest wait for one SSH connection (TCP + handshake + login)."""
+    language: Literal["auto", "en", "zh-CN"] = "auto"
+    """The interface language; auto reads LC_ALL, LC_MESSAGES, then LANG (GPU_TUI_LANG and
+    --lang win over this)."""
 
 
 class Settings(_Strict):

@@ -1,0 +1,114 @@
+"""The translation layer: every word a person reads goes through `_` (or `ngettext`).
+
+English is the source text. The catalog in force is installed once at start-up
+(config/language.py loads it from the package); until then, and for English, messages come
+back as written. Text that tables hold at import time is marked with `N_` for extraction and
+translated with `_` where it is shown, so switching the language needs no re-import.
+
+JSON keys and values, action ids, config keys and command names never pass through here.
+"""
+
+from __future__ import annotations
+
+import gettext
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from gpu_tui.core.errors import ConfigError
+
+__all__ = [
+    "DOMAIN",
+    "LANGUAGES",
+    "N_",
+    "_",
+    "active_language",
+    "install",
+    "language_from_locale",
+    "ngettext",
+    "normalise_language",
+    "resolve_language",
+    "using",
+]
+
+DOMAIN = "gpu_tui"
+LANGUAGES = ("en", "zh-CN")
+"""The languages gpu-tui speaks; `auto` picks one of them from the locale."""
+CHOICES = ("auto", *LANGUAGES)
+
+_translations: gettext.NullTranslations = gettext.NullTranslations()
+_language = "en"
+
+
+def _(message: str) -> str:
+    return _translations.gettext(message)
+
+
+def N_(message: str) -> str:
+    """Marks `message` for the catalog without translating it (tables built at import time)."""
+    return message
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    return _translations.ngettext(singular, plural, n)
+
+
+def install(translations: gettext.NullTranslations, language: str) -> None:
+    """Make `translations` the catalog in force (start-up, and tests that switch language)."""
+    global _translations, _language
+    _translations, _language = translations, language
+
+
+def active_language() -> str:
+    return _language
+
+
+@contextmanager
+def using(translations: gettext.NullTranslations, language: str) -> Iterator[None]:
+    """Another catalog for the duration of a block (tests)."""
+    before = _translations, _language
+    install(translations, language)
+    try:
+        yield
+    finally:
+        install(*before)
+
+
+def normalise_language(value: str) -> str | None:
+    """A language or locale value (`zh-CN`, `zh_CN.UTF-8`, `zh`, `en_US`, `C`) as one of
+    LANGUAGES, or None when gpu-tui does not speak it. The locale itself need not be installed:
+    only the value is read."""
+    text = value.strip().split(".", 1)[0].split("@", 1)[0].replace("-", "_").lower()
+    if not text:
+        return None
+    if text in ("c", "posix") or text == "en" or text.startswith("en_"):
+        return "en"
+    if text in ("zh", "zh_cn", "zh_sg", "zh_hans") or text.startswith("zh_hans"):
+        return "zh-CN"
+    return None
+
+
+def language_from_locale(environ: Mapping[str, str]) -> str:
+    """What the locale asks for: the first of LC_ALL, LC_MESSAGES, LANG that is set decides
+    (as the C library reads them); a language gpu-tui does not speak means English."""
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(var, "")
+        if value:
+            return normalise_language(value) or "en"
+    return "en"
+
+
+def resolve_language(option: str | None, environ: Mapping[str, str], configured: str = "auto") -> str:
+    """The language in force: `--lang`, else GPU_TUI_LANG, else settings.language (pydantic
+    has checked it), else the locale; `auto` at any step defers to the next. A value gpu-tui
+    does not know is a ConfigError naming it, where it came from, and the choices."""
+    for value, where in ((option, "--lang"), (environ.get("GPU_TUI_LANG"), "GPU_TUI_LANG"), (configured, None)):
+        if not value or value == "auto":
+            continue
+        language = normalise_language(value)
+        if language is None:
+            raise ConfigError(
+                _("{where}: unknown language {value!r}; choose one of {choices}").format(
+                    where=where or "settings.language", value=value, choices=", ".join(CHOICES))
+            )
+        return language
+    return language_from_locale(environ)
