@@ -40,7 +40,7 @@ async def test_idle_instance_is_called_out(sshd_factory, tmp_path: Path) -> None
         notes = [n.message for n in app._notifications]
         assert any(m.startswith("idle has been idle 16 min") and "¥1.5/h" in m for m in notes), notes
         assert not any(m.startswith("busy has been idle") for m in notes)
-        assert "idle 16 min" in app.host_panel.render_view(app.fleet.views["idle"], app.clock()).plain
+        assert "idle 16m" in app.host_panel.render_view(app.fleet.views["idle"], app.clock()).plain
         await pilot.pause(1.5)
         assert sum(m.startswith("idle has been idle") for m in (n.message for n in app._notifications)) == 1  # once
 

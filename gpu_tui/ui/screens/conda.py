@@ -18,7 +18,8 @@ from textual.widgets import DataTable, Footer, Log, Static
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import GpuTuiError
-from gpu_tui.core.text import human_bytes, printable
+from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_bytes
 from gpu_tui.remote.host import Host
 from gpu_tui.services import conda as condasvc
 from gpu_tui.services.conda import CondaInstall
@@ -123,7 +124,7 @@ class CondaScreen(Screen[None]):
             table.update_cell(name, table.ordered_columns[1].key, version or "-", update_width=True)
         sizes = await condasvc.env_sizes(self._host, install)
         for name, size in sizes.items():
-            table.update_cell(name, table.ordered_columns[2].key, human_bytes(size), update_width=True)
+            table.update_cell(name, table.ordered_columns[2].key, format_bytes(size), update_width=True)
 
     # ----- operations
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -22,7 +22,8 @@ from textual.widgets import Button, Footer, ProgressBar, Static
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.syncplan import Direction, SyncProgress, SyncSummary, summary_line
-from gpu_tui.core.text import human_bytes, printable
+from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_bytes
 from gpu_tui.remote.host import Host
 from gpu_tui.services.sync import Transport, plan_sync, resolve_paths, run_sync
 
@@ -129,7 +130,7 @@ class SyncScreen(Screen[None]):
         bar = self.query_one("#progress", ProgressBar)
         if frac is not None:
             bar.update(total=100, progress=frac * 100)
-        size = human_bytes(p.done) + (f" of {human_bytes(p.total)}" if p.total else "")
+        size = format_bytes(p.done) + (f" of {format_bytes(p.total)}" if p.total else "")
         line = Text(f"{size}  ", style="dim")
         line.append(printable(p.current))
         line.truncate(max(10, self.size.width - 4), overflow="ellipsis")
