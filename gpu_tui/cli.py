@@ -158,10 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"gpu-tui: {exc.message}\n")
         return EXIT_USAGE
     except InputError as exc:
-        sys.stderr.write(f"gpu-tui: {exc.title}: {exc.message}\n")
+        sys.stderr.write(f"gpu-tui: {exc.line()}\n")
         return EXIT_USAGE
     except GpuTuiError as exc:
-        sys.stderr.write(f"gpu-tui: {exc.title}: {exc.message}\n")
+        sys.stderr.write(f"gpu-tui: {exc.line()}\n")
         return EXIT_PARTIAL
     except KeyboardInterrupt:
         return 130

@@ -124,7 +124,7 @@ def run_add(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     try:
         key_line = asyncio.run(_login(new, password, args, asker, settings, paths, install))
     except RemoteError as exc:
-        sys.stderr.write(f"gpu-tui: {exc.title}: {exc.message} (nothing written to the config)\n")
+        sys.stderr.write(f"gpu-tui: {exc.line()} (nothing written to the config)\n")
         return EXIT_PARTIAL
     name = final_name(paths, settings.instances, new, key_line, named=bool(args.name))
     new = NewInstance(name=name, spec=spec, provider=provider, hourly_rate=rate)

@@ -143,7 +143,7 @@ def run_transport(words: Sequence[str]) -> int:
 
         return asyncio.run(go())
     except GpuTuiError as exc:
-        sys.stderr.write(f"gpu-tui: {name}: {exc.title}: {exc.message}\n")
+        sys.stderr.write(f"gpu-tui: {name}: {exc.line()}\n")
         return TRANSPORT_FAILED
     except KeyboardInterrupt:
         return TRANSPORT_FAILED

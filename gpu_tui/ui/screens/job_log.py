@@ -143,7 +143,7 @@ class JobLogScreen(Screen[None]):
         try:
             await self._follow(job)
         except GpuTuiError as exc:
-            self._live = (f"cannot read this job's log: {exc.title}: {exc.message}",)
+            self._live = (f"cannot read this job's log: {exc.line()}",)
 
     async def _follow(self, job: JobInfo) -> None:
         inst = self._view.config

@@ -86,7 +86,7 @@ class SyncScreen(Screen[None]):
         try:
             local, remote, _ = await resolve_paths(self._host, self._inst)
         except GpuTuiError as exc:
-            self.query_one("#paths", Static).update(Text(f"{exc.title}: {printable(exc.message)}", style="red"))
+            self.query_one("#paths", Static).update(Text(exc.line(), style="red"))
             return
         t = Text()
         for label, value in (("LOCAL ", local), ("REMOTE", f"{self._inst.name}:{remote}")):
@@ -148,8 +148,8 @@ class SyncScreen(Screen[None]):
             self._status(Text("cancelled; unfinished files are kept and resumed next time", style="yellow"))
             raise
         except GpuTuiError as exc:
-            self.error = f"{exc.title}: {exc.message}"
-            self._status(Text(printable(self.error), style="red"))
+            self.error = exc.line()
+            self._status(Text(self.error, style="red"))
         else:
             self.summary = summary
             self.query_one("#progress", ProgressBar).update(total=100, progress=100)
