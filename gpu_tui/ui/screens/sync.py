@@ -81,7 +81,7 @@ class SyncScreen(Screen[None]):
     def on_mount(self) -> None:
         self._show_paths()
 
-    @work(group="sync-paths")
+    @work(group="sync-paths", exit_on_error=False)
     async def _show_paths(self) -> None:
         try:
             local, remote, _ = await resolve_paths(self._host, self._inst)
@@ -136,7 +136,7 @@ class SyncScreen(Screen[None]):
         line.truncate(max(10, self.size.width - 4), overflow="ellipsis")
         self.query_one("#current", Static).update(line)
 
-    @work(group="sync", exclusive=True)
+    @work(group="sync", exclusive=True, exit_on_error=False)
     async def _sync(self, direction: Direction) -> None:
         try:
             job = await plan_sync(
