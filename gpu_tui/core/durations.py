@@ -29,7 +29,7 @@ def parse_duration(text: str, *, what: str = "duration") -> int:
     if not raw or m is None or not any(m.groups()):
         hint = f"; did you mean {raw}m?" if raw.isdigit() else ""
         raise InputError(f"{what} {text!r}: write it like 30s, 15m, 1h or 1h30m{hint}")
-    seconds = sum(int(n) * _UNITS[u] for n, u in zip(m.groups(), "hms") if n)
+    seconds = sum(int(n) * _UNITS[u] for n, u in zip(m.groups(), "hms", strict=True) if n)
     if seconds < 1:
         raise InputError(f"{what} {text!r}: must be at least 1s")
     if seconds > MAX_DURATION_SECONDS:

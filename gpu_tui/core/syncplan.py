@@ -16,7 +16,7 @@ from __future__ import annotations
 import ntpath
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -54,7 +54,7 @@ PARTIAL_SUFFIX = ".gpu-tui-partial"
 # ---------------------------------------------------------------------------------- paths
 
 
-def _expand_home(path: str, home: str, join) -> str:  # type: ignore[no-untyped-def]
+def _expand_home(path: str, home: str, join: Callable[[str, str], str]) -> str:
     if path == "~":
         return home
     if path.startswith("~/") or path.startswith("~\\"):
@@ -69,7 +69,7 @@ def resolve_local(arg: str | None, configured: str | None, *, cwd: str, home: st
     path = _expand_home(path, home, mod.join)
     if not mod.isabs(path):
         path = mod.join(cwd, path)
-    return mod.normpath(path)
+    return str(mod.normpath(path))
 
 
 def resolve_remote(arg: str | None, configured: str | None, workdir: str | None, *, home: str) -> str:

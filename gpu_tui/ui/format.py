@@ -24,7 +24,9 @@ __all__ = [
     "job_mark",
 ]
 
-JOB_MARKS = {"running": ("▶", "green"), "succeeded": ("✓", "green"), "failed": ("✗", "bold red"), "stopped": ("■", "yellow")}
+JOB_MARKS = {
+    "running": ("▶", "green"), "succeeded": ("✓", "green"), "failed": ("✗", "bold red"), "stopped": ("■", "yellow"),
+}
 
 STATE_STYLE = {
     "online": "green",

@@ -55,7 +55,9 @@ class AddInstanceScreen(ModalScreen[Added | None]):
     def compose(self) -> ComposeResult:
         currency = self._onboarder.settings.settings.currency
         with VerticalScroll():
-            yield Static(Text.assemble(("Add an instance", "bold"), ("  paste the login command your provider shows", "dim")))
+            yield Static(Text.assemble(
+                ("Add an instance", "bold"), ("  paste the login command your provider shows", "dim")
+            ))
             with Horizontal(classes="row"):
                 yield Label("Login")
                 yield Input(placeholder="ssh -p 23456 root@connect.westb.seetacloud.com", id="login")
@@ -73,7 +75,9 @@ class AddInstanceScreen(ModalScreen[Added | None]):
                 options = [("guess from the host", AUTO)] + [(p, p) for p in ("autodl", "runpod", "vast", "generic")]
                 yield Select(options, value=AUTO, allow_blank=False, id="provider")
             yield Checkbox("save the password in the keyring", value=True, id="save")
-            yield Checkbox("install gpu-tui's key there (later logins and sync need no password)", value=True, id="install")
+            yield Checkbox(
+                "install gpu-tui's key there (later logins and sync need no password)", value=True, id="install"
+            )
             yield Static("", id="error")
             with Horizontal(classes="buttons"):
                 yield Button("Test and add", id="add", variant="primary")
@@ -151,7 +155,9 @@ class AddInstanceScreen(ModalScreen[Added | None]):
         save = self.query_one("#save", Checkbox).value
         try:
             # the keyring can block for seconds: not on the UI's loop
-            how, inst, dash_host, warning = await asyncio.to_thread(self._onboarder.finish, new, password, save_password=save)
+            how, inst, dash_host, warning = await asyncio.to_thread(
+                self._onboarder.finish, new, password, save_password=save
+            )
         except GpuTuiError as exc:
             self._say(exc.line())
             return None

@@ -266,4 +266,5 @@ class CondaScreen(Screen[None]):
                 self.app.run_worker(proc.cancel(), group="conda-cancel", exit_on_error=False)
                 self.app.pop_screen()
 
-        self.app.push_screen(ConfirmScreen("An operation is still running. Cancel it and go back?", yes="Cancel it"), answer)
+        question = "An operation is still running. Cancel it and go back?"
+        self.app.push_screen(ConfirmScreen(question, yes="Cancel it"), answer)

@@ -47,7 +47,8 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
         t.add_section()
         t.add_row(
             Text("total", style="bold"), "",
-            *(Text(money(sum(getattr(r, f) for r in rows)), style="bold") for f in ("today", "week", "month", "all_time")),
+            *(Text(money(sum(getattr(r, f) for r in rows)), style="bold")
+              for f in ("today", "week", "month", "all_time")),
         )
     return t
 

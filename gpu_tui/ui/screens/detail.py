@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import plotext as plt
 from rich.text import Text
 from textual.app import ComposeResult
@@ -37,7 +39,7 @@ PALETTE: tuple[tuple[str, str], ...] = (
 
 def chart(
     title: str,
-    series: dict[str, list[float | None]],
+    series: Mapping[str, Sequence[float | None]],
     *,
     ymax: float,
     width: int,

@@ -64,7 +64,8 @@ def progress_text(summary: LogSummary, view: InstanceView, now: float, currency:
             if rate:
                 more = rate * p.eta_seconds / 3600
                 so_far = view.cost_so_far(now) or 0.0
-                t.append(f"  {format_money(so_far + more, currency)} by then (+{format_money(more, currency)})", style="yellow")
+                by_then, extra = format_money(so_far + more, currency), format_money(more, currency)
+                t.append(f"  {by_then} by then (+{extra})", style="yellow")
     if summary.last_loss is not None:
         t.append(f"  loss {summary.last_loss:.4g}", style="cyan")
     failure = summary.failure

@@ -23,7 +23,7 @@ class GpuPanel(TextPanel):
     """True when `reconnect` on an `auth failed` instance asks for the password."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        super().__init__(*args, **kwargs)
         self.keys: dict[str, str] = {"reconnect": "R", "trust_key": "K"}
         """Action id -> the key shown in hints; the app passes the user's remaps."""
 

@@ -44,7 +44,7 @@ def _state_with_job(v: InstanceView, now: float, idle_after: float | None = None
 def _line(cells: dict[str, Text]) -> Text:
     """The row's cells at their fixed widths: text left, numbers right, two spaces apart."""
     line = Text()
-    for i, (col, width) in enumerate(zip(COLUMNS, WIDTHS)):
+    for i, (col, width) in enumerate(zip(COLUMNS, WIDTHS, strict=True)):
         cell = cells[col].copy()
         cell.truncate(width, overflow="ellipsis")
         pad = " " * (width - cell.cell_len)
@@ -60,7 +60,7 @@ def _line(cells: dict[str, Text]) -> Text:
 
 
 HEADER = _line({c: Text(label, justify="right" if c in ("gpus", "util", "vram", "rate", "cost") else "left")
-                for c, label in zip(COLUMNS, LABELS)})
+                for c, label in zip(COLUMNS, LABELS, strict=True)})
 
 
 class InstanceTable(DataTable[Text]):
