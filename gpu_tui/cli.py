@@ -10,7 +10,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from gpu_tui import __version__
@@ -178,16 +178,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if runner is not None:
             module, function = runner
             # imported on use: `gpu-tui status` need not load the dashboard, nor the other way round
-            return getattr(importlib.import_module(f"gpu_tui.commands.{module}"), function)(args, settings, paths)
+            run: Callable[[argparse.Namespace, Settings, Paths], int]
+            run = getattr(importlib.import_module(f"gpu_tui.commands.{module}"), function)
+            return run(args, settings, paths)
         return _dashboard(args, settings, paths)
     except ConfigError as exc:
         sys.stderr.write(f"gpu-tui: {exc.message}\n")
         return EXIT_USAGE
     except InputError as exc:
-        sys.stderr.write(f"gpu-tui: {exc.title}: {exc.message}\n")
+        sys.stderr.write(f"gpu-tui: {exc.line()}\n")
         return EXIT_USAGE
     except GpuTuiError as exc:
-        sys.stderr.write(f"gpu-tui: {exc.title}: {exc.message}\n")
+        sys.stderr.write(f"gpu-tui: {exc.line()}\n")
         return EXIT_PARTIAL
     except KeyboardInterrupt:
         return 130

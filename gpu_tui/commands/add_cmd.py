@@ -25,6 +25,7 @@ from gpu_tui.config.sshconfig import SshConfigHost, read_ssh_config
 from gpu_tui.core.cost import parse_hourly_rate
 from gpu_tui.core.errors import GpuTuiError, HostKeyUnknown, InputError, RemoteError
 from gpu_tui.core.login import LoginSpec, guess_provider, parse_login, suggest_name
+from gpu_tui.core.units import format_rate_per_hour
 from gpu_tui.services.onboard import NewInstance, check_login, final_name, install_app_key, login_host, save_instance
 
 __all__ = ["run_add", "run_remove"]
@@ -123,7 +124,7 @@ def run_add(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     try:
         key_line = asyncio.run(_login(new, password, args, asker, settings, paths, install))
     except RemoteError as exc:
-        sys.stderr.write(f"gpu-tui: {exc.title}: {exc.message} (nothing written to the config)\n")
+        sys.stderr.write(f"gpu-tui: {exc.line()} (nothing written to the config)\n")
         return EXIT_PARTIAL
     name = final_name(paths, settings.instances, new, key_line, named=bool(args.name))
     new = NewInstance(name=name, spec=spec, provider=provider, hourly_rate=rate)
@@ -134,7 +135,7 @@ def run_add(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
         except GpuTuiError as exc:
             sys.stderr.write(f"gpu-tui: warning: {exc.message}\n")
     how = save_instance(paths.config_file, new)
-    rate_text = f", {settings.settings.currency}{rate:g}/h" if rate is not None else ""
+    rate_text = f", {format_rate_per_hour(rate, settings.settings.currency)}" if rate is not None else ""
     print(f"{how} {name} ({provider}{rate_text}) in {paths.config_file}")
     if password is not None and secrets.keyring_problem is None:
         print(f"password stored in the keyring (service gpu-tui, user {name})")

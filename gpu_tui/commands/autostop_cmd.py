@@ -10,9 +10,9 @@ from gpu_tui.commands import EXIT_OK
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
-from gpu_tui.core.durations import format_duration
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_duration_exact_s
 from gpu_tui.remote.host import Host
 from gpu_tui.services import autostop as svc
 from gpu_tui.services.hosts import build_ssh_host
@@ -51,11 +51,13 @@ async def _arm(args: argparse.Namespace, settings: Settings, host: Host, inst: I
     armed = await svc.arm(host, inst, plan)
     what = f"job {armed.after_job_id} ends" if armed.after_job_id else "no gpu-tui job is running"
     again = f", replacing pid {armed.replaced_pid}" if armed.replaced_pid else ""
-    print(f"{inst.name}: autostop armed (pid {armed.pid}{again}): shuts down after {format_duration(plan.idle_seconds)} idle")
+    idle = format_duration_exact_s(plan.idle_seconds)
+    print(f"{inst.name}: autostop armed (pid {armed.pid}{again}): shuts down after {idle} idle")
     print(f"  idle = {what}, every GPU under {plan.gpu_idle_percent}%, CPU under {plan.cpu_busy_cores:g} core; "
-          f"checked every {format_duration(plan.check_seconds)}")
+          f"checked every {format_duration_exact_s(plan.check_seconds)}")
     if plan.before and plan.before.strip():
-        print(f"  first: {printable(plan.before.strip())} (at most {format_duration(plan.before_timeout_seconds)})")
+        limit = format_duration_exact_s(plan.before_timeout_seconds)
+        print(f"  first: {printable(plan.before.strip())} (at most {limit})")
     print(f"  then: {printable(armed.shutdown_line)}")
     print(f"  log: {inst.state_dir.rstrip('/')}/autostop.log")
     if armed.after_job_id and armed.after_job_ended:
@@ -74,7 +76,7 @@ async def _status(host: Host, inst: InstanceConfig) -> int:
     if not st.armed:
         print(f"{inst.name}: autostop is not armed")
     else:
-        print(f"{inst.name}: {st.summary()} (pid {st.pid}; idle time {format_duration(st.idle_seconds or 0)})")
+        print(f"{inst.name}: {st.summary()} (pid {st.pid}; idle time {format_duration_exact_s(st.idle_seconds or 0)})")
         if st.reason:
             print(f"  {'busy' if st.state == 'busy' else 'note'}: {printable(st.reason)}")
         if st.failure:

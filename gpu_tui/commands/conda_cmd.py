@@ -12,7 +12,8 @@ from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import Settings
 from gpu_tui.core.errors import InputError
-from gpu_tui.core.text import human_bytes, printable
+from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_bytes
 from gpu_tui.remote.host import Host
 from gpu_tui.services import conda as condasvc
 from gpu_tui.services.hosts import build_ssh_host
@@ -59,9 +60,10 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
         else:
             width = max(len(e["name"] or "") for e in envs)
             for e in envs:
+                size = e["size_bytes"]
                 print(
                     f"{printable(str(e['name'])):<{width}}  python {e['python'] or '-':<8}  "
-                    f"{human_bytes(e['size_bytes']):>9}  {printable(str(e['path']))}"
+                    f"{format_bytes(size if isinstance(size, int) else None):>9}  {printable(str(e['path']))}"
                 )
         return EXIT_OK
     if args.verb == "create":

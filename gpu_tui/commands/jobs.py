@@ -7,7 +7,6 @@ import asyncio
 import json
 import math
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -19,6 +18,7 @@ from gpu_tui.core.errors import InputError
 from gpu_tui.core.jobs import JobInfo, JobRequest, new_job_id
 from gpu_tui.core.logtext import tail_lines
 from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_bytes, format_iso_utc, format_percent
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import command_line
 from gpu_tui.services import jobs as jobsvc
@@ -57,7 +57,7 @@ def _finite(value: float | None) -> float | None:
 
 
 def _iso(epoch: int | None) -> str | None:
-    return None if epoch is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+    return None if epoch is None else format_iso_utc(epoch)
 
 
 def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, object]:
@@ -87,24 +87,15 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
     return {"jobs": out}
 
 
-def _size(n: int | None) -> str:
-    if n is None:
-        return "-"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
-
-
 def _table(infos: list[JobInfo]) -> str:
     rows = [("ID", "NAME", "STATE", "PROGRESS", "LOSS", "LOG", "COMMAND")]
     for j in infos:
         state = j.state + (f" ({j.failure})" if j.failure else "")
-        pct = "-" if j.progress_percent is None else f"{j.progress_percent:.0f}%"
+        pct = format_percent(j.progress_percent)
         loss = "-" if j.last_loss is None else f"{j.last_loss:.4g}"
         cmd = printable(str(j.facts.request.get("command") or "")).replace("\n", " ; ")
-        rows.append((j.id, printable(j.name or "-"), printable(state), pct, loss, _size(j.facts.log_bytes), cmd[:60]))
+        log = format_bytes(j.facts.log_bytes)
+        rows.append((j.id, printable(j.name or "-"), printable(state), pct, loss, log, cmd[:60]))
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
 
@@ -133,7 +124,7 @@ async def _jobs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> i
     if args.prune:
         removed, freed = await jobsvc.prune_jobs(host, inst)
         if not args.json:
-            print(f"removed {len(removed)} finished job(s), {_size(freed)} of logs")
+            print(f"removed {len(removed)} finished job(s), {format_bytes(freed)} of logs")
     infos = await jobsvc.list_jobs(host, inst)
     if args.json:
         print(json.dumps(jobs_json(infos, await jobsvc.state_dir_path(host, inst)), ensure_ascii=False))

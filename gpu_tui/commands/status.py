@@ -11,21 +11,13 @@ from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import Settings
-from gpu_tui.core.cost import format_money
 from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.status import InstanceStatus, collect_status, status_json
 
 __all__ = ["run_status", "format_table", "record_uptimes"]
-
-
-def _duration(seconds: int | None) -> str:
-    if seconds is None:
-        return "-"
-    h, rem = divmod(int(seconds), 3600)
-    d, h = divmod(h, 24)
-    return f"{d}d{h}h" if d else f"{h}h{rem // 60:02d}m"
 
 
 def _num(v: object, suffix: str = "") -> str:
@@ -49,10 +41,10 @@ def format_table(statuses: list[InstanceStatus], currency: str) -> str:
             s.name,
             state,
             str(len(s.gpus)) if s.online else "-",
-            f"{sum(utils) / len(utils):.0f}%" if utils else "-",
-            f"{sum(used) / 1024:.1f}/{sum(total) / 1024:.1f}" if total else "-",
-            _duration(s.uptime_seconds),
-            f"{format_money(s.hourly_rate, currency)}/h",
+            format_percent(sum(utils) / len(utils)) if utils else "-",
+            f"{format_mib_as_gib(sum(used))}/{format_mib_as_gib(sum(total))}" if total else "-",
+            format_duration_s(s.uptime_seconds),
+            format_rate_per_hour(s.hourly_rate, currency),
             format_money(s.cost_so_far, currency),
         ))
         lines = []

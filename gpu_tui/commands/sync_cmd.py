@@ -20,7 +20,8 @@ from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import Settings, load_settings
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.syncplan import SyncProgress, summary_json, summary_line
-from gpu_tui.core.text import human_bytes, printable
+from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_bytes, format_percent
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.sync import Transport, check_direction, plan_sync, run_sync
 from gpu_tui.services.sync_transport import pump, remote_command
@@ -43,9 +44,10 @@ class ProgressPrinter:
 
     def __call__(self, p: SyncProgress) -> None:
         frac = p.fraction
-        size = human_bytes(p.done) + (f" of {'~' if p.percent is not None else ''}{human_bytes(p.total)}" if p.total else "")
+        about = "~" if p.percent is not None else ""
+        size = format_bytes(p.done) + (f" of {about}{format_bytes(p.total)}" if p.total else "")
         if self.tty:
-            pct = f"{frac * 100:3.0f}%" if frac is not None else "   -"
+            pct = f"{format_percent(None if frac is None else frac * 100):>4}"
             width = max(20, shutil.get_terminal_size().columns - 1)
             text = f"{pct}  {size}  {printable(p.current)}"[:width]
             self._width = width
@@ -141,7 +143,7 @@ def run_transport(words: Sequence[str]) -> int:
 
         return asyncio.run(go())
     except GpuTuiError as exc:
-        sys.stderr.write(f"gpu-tui: {name}: {exc.title}: {exc.message}\n")
+        sys.stderr.write(f"gpu-tui: {name}: {exc.line()}\n")
         return TRANSPORT_FAILED
     except KeyboardInterrupt:
         return TRANSPORT_FAILED

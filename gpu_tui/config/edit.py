@@ -4,16 +4,14 @@
 touched: the file is cut at its table headers, the entry is edited with tomlkit (which keeps
 comments and alignment inside it), and every other byte is copied through. A new entry is
 appended at the end. The result is validated with `parse_settings` before it replaces the file,
-through a temp file in the same directory and `os.replace`, so a bad edit or a crash never
-leaves a half-written or invalid config. Secrets are refused before anything is written.
+through config/atomicfile (a temp file in the same directory, fsync, `os.replace`), so a bad edit
+or a crash never leaves a half-written or invalid config. Secrets are refused before anything is written.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +21,7 @@ from typing import Any, Literal
 import tomlkit
 import tomlkit.exceptions
 
+from gpu_tui.config.atomicfile import write_atomic
 from gpu_tui.config.settings import InstanceConfig, parse_settings
 from gpu_tui.core.errors import ConfigError
 
@@ -258,46 +257,14 @@ def _newlines_like(original: str, text: str) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Validate, then write a temp file next to `path`, fsync it and rename it over `path`."""
+    """Validate, then replace `path` atomically (its mode kept; 0600 for a new file: it names
+    hosts and users, and sometimes key paths)."""
     try:
         parse_settings(text, str(path))
     except ConfigError as exc:
         raise ConfigError(f"{exc.message} (in the edited text; {path} was left unchanged)") from None
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except FileNotFoundError:
-        # only the user reads it: it names hosts and users, and sometimes key paths
-        mode = 0o600
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    # makes the rename itself durable; not every platform or filesystem allows it
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    write_atomic(path, text)
 
 
 def _target(path: Path) -> Path:

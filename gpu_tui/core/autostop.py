@@ -21,7 +21,7 @@ import re
 import time
 from dataclasses import dataclass, replace
 
-from gpu_tui.core.durations import format_duration
+from gpu_tui.core.units import format_duration_exact_s
 
 __all__ = ["AutostopStatus", "parse_status", "parse_line", "LogLine"]
 
@@ -99,7 +99,7 @@ class AutostopStatus:
         if self.state == "failed":
             return "autostop: shutdown failed"
         if self.state == "idle" and self.seconds_left is not None:
-            text = f"autostop in {format_duration(max(1, round(self.seconds_left - elapsed)))}"
+            text = f"autostop in {format_duration_exact_s(max(1, round(self.seconds_left - elapsed)))}"
         else:
             text = "autostop armed" + (" (busy)" if self.state == "busy" else "")
         return text + (" (last shutdown failed)" if self.failure else "")

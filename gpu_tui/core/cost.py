@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.units import format_money  # re-exported: money is printed by core.units
 
 __all__ = ["cost_so_far", "burn_rate", "format_money", "parse_hourly_rate", "MAX_HOURLY_RATE"]
 
@@ -22,13 +23,6 @@ def cost_so_far(hourly_rate: float, uptime_seconds: int | float | None) -> float
 def burn_rate(rates: Iterable[float]) -> float:
     """The fleet's cost per hour: the sum of the rates of instances that are billing."""
     return round(sum(rates), 2)
-
-
-def format_money(amount: float | None, currency: str) -> str:
-    """`¥2.97`; `-` when unknown."""
-    if amount is None:
-        return "-"
-    return f"{currency}{amount:,.2f}"
 
 
 def parse_hourly_rate(text: str) -> float | None:

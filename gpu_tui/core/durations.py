@@ -1,7 +1,8 @@
 """Durations as users type them (`30s`, `15m`, `1h`, `1h30m`) and as gpu-tui prints them.
 
 Pure: `parse_duration` turns text into whole seconds or raises InputError with an example;
-`format_duration` is its inverse (the shortest spelling, `90` -> `1m30s`).
+`format_duration` is its inverse (the shortest spelling, `90` -> `1m30s`): it is
+`core.units.format_duration_exact_s`, re-exported here.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.units import format_duration_exact_s as format_duration
 
 __all__ = ["parse_duration", "format_duration", "MAX_DURATION_SECONDS"]
 
@@ -27,19 +29,10 @@ def parse_duration(text: str, *, what: str = "duration") -> int:
     if not raw or m is None or not any(m.groups()):
         hint = f"; did you mean {raw}m?" if raw.isdigit() else ""
         raise InputError(f"{what} {text!r}: write it like 30s, 15m, 1h or 1h30m{hint}")
-    seconds = sum(int(n) * _UNITS[u] for n, u in zip(m.groups(), "hms") if n)
+    seconds = sum(int(n) * _UNITS[u] for n, u in zip(m.groups(), "hms", strict=True) if n)
     if seconds < 1:
         raise InputError(f"{what} {text!r}: must be at least 1s")
     if seconds > MAX_DURATION_SECONDS:
         raise InputError(f"{what} {text!r}: must be at most {format_duration(MAX_DURATION_SECONDS)}")
     return seconds
 
-
-def format_duration(seconds: int) -> str:
-    """Seconds -> `1h30m`, `15m`, `45s`, `2m5s` (`0s` for zero or less)."""
-    seconds = int(seconds)
-    if seconds <= 0:
-        return "0s"
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return "".join(f"{n}{u}" for n, u in ((h, "h"), (m, "m"), (s, "s")) if n)

@@ -1,12 +1,17 @@
 """Errors that carry a short title for the UI and a message a user can act on.
 
 Every error a user can meet derives from `GpuTuiError`: the CLI prints `title: message` and
-exits 2 (or 3 for remote failures), the dashboard shows the title as a state.
+exits 2 (or 3 for remote failures), the dashboard shows the title as a state. `exc.line()` (or
+`error_line(exc)`) is that `title: message`, made printable: a message often quotes what an
+instance said, and its escapes and control characters must not reach a terminal.
 """
 
 from __future__ import annotations
 
+from gpu_tui.core.text import printable
+
 __all__ = [
+    "error_line",
     "GpuTuiError",
     "ConfigError",
     "InputError",
@@ -32,6 +37,20 @@ class GpuTuiError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+    def line(self) -> str:
+        """`title: message` for a status line or stderr, without control characters or escapes.
+        Plain text: the UI passes it on as `rich.text.Text` or with `markup=False`."""
+        return printable(f"{self.title}: {self.message}")
+
+
+def error_line(exc: BaseException) -> str:
+    """`title: message` for a GpuTuiError (its `line()`), `TypeName: text` for anything else;
+    printable either way."""
+    if isinstance(exc, GpuTuiError):
+        return exc.line()
+    text = str(exc)
+    return printable(f"{type(exc).__name__}: {text}" if text else type(exc).__name__)
 
 
 class ConfigError(GpuTuiError):

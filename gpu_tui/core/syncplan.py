@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from gpu_tui.core.units import format_bytes
+
 __all__ = [
     "DIRECTIONS",
     "PARTIAL_SUFFIX",
@@ -75,7 +77,7 @@ def resolve_local(arg: str | None, configured: str | None, *, cwd: str, home: st
     path = _expand_home(path, home, mod.join)
     if not mod.isabs(path):
         path = mod.join(cwd, path)
-    return mod.normpath(path)
+    return str(mod.normpath(path))
 
 
 def resolve_remote(arg: str | None, configured: str | None, workdir: str | None, *, home: str) -> str:
@@ -289,24 +291,15 @@ class SyncSummary:
     skipped_links: int = 0
 
 
-def _human(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"
-
-
 def summary_line(s: SyncSummary, instance: str) -> str:
     """`pushed /home/me/proj -> gpu:/root/proj: 3 files, 1.2 MiB sent in 4.2 s (rsync)`."""
     verb = "pushed" if s.direction == "push" else "pulled"
     arrow = f"{s.local} -> {instance}:{s.remote}" if s.direction == "push" else f"{instance}:{s.remote} -> {s.local}"
     files = f"{s.files_sent} file{'' if s.files_sent == 1 else 's'}"
     if s.dry_run:
-        text = f"dry run, {arrow}: would send {files}, {_human(s.bytes_sent)} ({s.method}, {s.seconds:.1f} s)"
+        text = f"dry run, {arrow}: would send {files}, {format_bytes(s.bytes_sent)} ({s.method}, {s.seconds:.1f} s)"
     else:
-        text = f"{verb} {arrow}: {files}, {_human(s.bytes_sent)} sent in {s.seconds:.1f} s ({s.method})"
+        text = f"{verb} {arrow}: {files}, {format_bytes(s.bytes_sent)} sent in {s.seconds:.1f} s ({s.method})"
     if s.skipped_links:
         text += f"; {s.skipped_links} symlink{'' if s.skipped_links == 1 else 's'} skipped (SFTP copies files only)"
     return text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["human_bytes", "printable", "strip_ansi"]
+__all__ = ["printable", "strip_ansi"]
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -19,14 +19,3 @@ def printable(text: str) -> str:
     """One line of remote text for a terminal: escapes removed, other control characters shown as `?`."""
     return _CONTROL.sub("?", strip_ansi(text))
 
-
-def human_bytes(n: int | None) -> str:
-    """`3.2 GiB`, `850 MiB`, `12 KiB`; `-` for unknown."""
-    if n is None:
-        return "-"
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit in ("B", "KiB") or size >= 100 else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} TiB"

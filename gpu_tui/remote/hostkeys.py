@@ -7,10 +7,11 @@ caller can tell `unknown host key` from `host key changed` (CONTRACTS.md).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import asyncssh
+
+from gpu_tui.config.atomicfile import SECRET_MODE, write_atomic
 
 __all__ = ["KnownHosts", "host_pattern", "fingerprint"]
 
@@ -68,7 +69,4 @@ class KnownHosts:
             old = []
         kept = [line for line in old if line.split(" ", 1)[0] != pattern]
         kept.append(f"{pattern} {key_line.strip()}")
-        tmp = self.app_file.with_suffix(".tmp")
-        tmp.write_text("\n".join(kept) + "\n", encoding="utf-8")
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.app_file)
+        write_atomic(self.app_file, "\n".join(kept) + "\n", mode=SECRET_MODE)

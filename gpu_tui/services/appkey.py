@@ -4,11 +4,11 @@ so that later logins, the shell and rsync work without the password.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import asyncssh
 
+from gpu_tui.config.atomicfile import SECRET_MODE, write_atomic
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import sh_c
@@ -17,6 +17,8 @@ __all__ = ["ensure_app_key", "install_public_key", "KEY_COMMENT"]
 
 KEY_COMMENT = "gpu-tui"
 """The comment on the key's public line, so a user can tell it apart in authorized_keys."""
+PUBLIC_MODE = 0o644
+"""The public half's mode, as ssh-keygen leaves it."""
 
 # Idempotent: the line is appended only when absent; permissions as sshd's StrictModes wants.
 _INSTALL = r"""
@@ -35,14 +37,10 @@ def ensure_app_key(path: Path) -> str:
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         key = asyncssh.generate_private_key("ssh-ed25519", comment=KEY_COMMENT)
-        tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(key.export_private_key("openssh"))
-        os.replace(tmp, path)
-        pub.write_bytes(key.export_public_key("openssh"))
+        write_atomic(path, key.export_private_key("openssh"), mode=SECRET_MODE)
+        write_atomic(pub, key.export_public_key("openssh"), mode=PUBLIC_MODE)
     if not pub.is_file():
-        pub.write_bytes(asyncssh.read_private_key(str(path)).export_public_key("openssh"))
+        write_atomic(pub, asyncssh.read_private_key(str(path)).export_public_key("openssh"), mode=PUBLIC_MODE)
     return pub.read_text(encoding="utf-8").strip()
 
 

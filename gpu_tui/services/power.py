@@ -100,7 +100,7 @@ async def shutdown_instance(
         try:
             await host.connect()
         except GpuTuiError as exc:
-            return result(False, f"not shut down: cannot reach it to shut it down or verify ({exc.title}: {exc.message})")
+            return result(False, f"not shut down: cannot reach it to shut it down or verify ({exc.line()})")
         why = await _run_shutdown(host, line)
         if why is not None:
             return result(False, f"NOT shut down: {why}")
@@ -142,7 +142,7 @@ def pull_before(make_host: Callable[[InstanceConfig], Host], config_path: str,
             job = await plan_sync(host, inst, "pull", transport=transport)
             await run_sync(host, job, transport=transport)
         except GpuTuiError as exc:
-            return (f"pulling its results first failed ({exc.title}: {exc.message}); to shut it down anyway: "
+            return (f"pulling its results first failed ({exc.line()}); to shut it down anyway: "
                     "--no-sync on the command line, or 'Shut down' without pulling in the dashboard")
         finally:
             await host.close()

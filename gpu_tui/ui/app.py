@@ -18,6 +18,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import Worker, WorkerCancelled, WorkerState
 
+from gpu_tui.core.errors import error_line
 from gpu_tui.services.fleet import Fleet
 from gpu_tui.ui.dashboard import DashboardScreen
 from gpu_tui.ui.screens import WelcomeScreen
@@ -92,7 +93,7 @@ class GpuTuiApp(App[str | None]):
         if event.state is WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error
             log.error("worker %s failed", event.worker.name, exc_info=err)
-            self.notify(f"{event.worker.name}: {type(err).__name__}: {err}", title="internal error",
+            self.notify(f"{event.worker.name}: {error_line(err)}", title="internal error",
                         severity="error", markup=False)
 
     async def action_quit(self) -> None:

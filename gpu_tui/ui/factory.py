@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
+from gpu_tui.config.atomicfile import SECRET_MODE, write_atomic
 from gpu_tui.config.logsetup import redact
 from gpu_tui.config.paths import Paths, default_config_path
 from gpu_tui.config.secrets import SecretStore
@@ -99,7 +100,7 @@ def demo_source(
             user_known_hosts=workdir / "no-known-hosts",
         )
         paths.data_dir.mkdir(parents=True, exist_ok=True)
-        paths.app_known_hosts.write_text(fleet.known_hosts_text, encoding="utf-8")
+        write_atomic(paths.app_known_hosts, fleet.known_hosts_text, mode=SECRET_MODE)
         store = SecretStore(environ={})
         for name, pw in fleet.passwords.items():
             store.remember(name, SecretStr(pw))

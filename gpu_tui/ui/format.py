@@ -1,4 +1,6 @@
-"""Rich `Text` for the dashboard's rows; remote strings enter only as plain text, never markup."""
+"""Rich `Text` for the dashboard's rows; remote strings enter only as plain text, never markup.
+
+Numbers are spelled by core.units (the CLI prints the same); this module adds styles and layout."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.models import GpuSample
 from gpu_tui.core.spark import sparkline
 from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_duration_s, format_eta_s, format_mib_as_gib, format_percent
 from gpu_tui.services.fleet import InstanceView
 
 __all__ = [
@@ -17,8 +20,6 @@ __all__ = [
     "gpu_tail",
     "spark_width",
     "short_gpu_name",
-    "duration",
-    "gib",
     "job_line",
     "job_mark",
 ]
@@ -46,7 +47,7 @@ def state_text(view: InstanceView, now: float) -> Text:
     word = view.shown_state
     label = word
     if word == "offline" and view.retry_at is not None:
-        label = f"offline {max(0, int(view.retry_at - now))}s"
+        label = f"offline {format_duration_s(view.retry_at - now)}"
     return Text(label, style=STATE_STYLE.get(word, ""))
 
 
@@ -59,20 +60,8 @@ def short_gpu_name(name: str | None) -> str:
     return n
 
 
-def duration(seconds: int | None) -> str:
-    if seconds is None:
-        return "-"
-    h, rem = divmod(int(seconds), 3600)
-    d, h = divmod(h, 24)
-    return f"{d}d{h:02d}h" if d else f"{h}h{rem // 60:02d}m"
-
-
-def gib(mib: int | float | None) -> str:
-    return "-" if mib is None else f"{mib / 1024:.1f}"
-
-
 def _pct(v: int | None) -> str:
-    return "  n/a" if v is None else f"{v:>4}%"
+    return f"{format_percent(v, missing='n/a'):>5}"
 
 
 HEAD_COLUMNS = 18  # "idx name " before the first sparkline
@@ -84,7 +73,8 @@ def gpu_tail(g: GpuSample) -> str:
     draw = "-" if g.power_draw_w is None else f"{g.power_draw_w:.0f}"
     limit = "-" if g.power_limit_w is None else f"{g.power_limit_w:.0f}"
     temp = "-" if g.temperature_c is None else g.temperature_c
-    return f" {gib(g.memory_used_mib):>5}/{gib(g.memory_total_mib)}G {temp:>3}°C {draw:>4}/{limit}W"
+    used, total = format_mib_as_gib(g.memory_used_mib), format_mib_as_gib(g.memory_total_mib)
+    return f" {used:>5}/{total}G {temp:>3}°C {draw:>4}/{limit}W"
 
 
 def spark_width(gpus: tuple[GpuSample, ...] | list[GpuSample], width: int) -> tuple[int, int]:
@@ -114,7 +104,7 @@ def job_mark(job: JobInfo, *, percent: bool = True) -> Text:
     if job.failure and job.state != "stopped":
         mark, style = "✗", "bold red"
     if percent and job.state == "running" and job.progress_percent is not None:
-        mark += f"{job.progress_percent:.0f}%"
+        mark += format_percent(job.progress_percent)
     return Text(mark, style=style)
 
 
@@ -124,11 +114,11 @@ def job_line(job: JobInfo) -> Text:
     t.append(f" {printable(job.name or job.id)}", style="bold")
     t.append(f"  {job.state}")
     if job.state == "running" and job.progress_percent is not None:
-        t.append(f"  {job.progress_percent:.0f}%")
+        t.append(f"  {format_percent(job.progress_percent)}")
     if job.last_loss is not None:
         t.append(f"  loss {job.last_loss:.4g}", style="cyan")
     if job.state == "running" and job.eta_seconds is not None:
-        t.append(f"  ETA {duration(int(job.eta_seconds))}")
+        t.append(f"  {format_eta_s(job.eta_seconds)}")
     if job.failure:
         t.append(f"  {printable(job.failure)}", style="red")
     return t

@@ -38,9 +38,9 @@ async def test_idle_instance_is_called_out(sshd_factory, tmp_path: Path) -> None
         await wait_for(pilot, lambda: "online idle" in app.dashboard.table._lines["idle"].plain, timeout=5)
         assert "online idle" not in app.dashboard.table._lines["busy"].plain and state_of(app, "busy") == "online"
         notes = [n.message for n in app._notifications]
-        assert any(m.startswith("idle has been idle 16 min") and "¥1.5/h" in m for m in notes), notes
+        assert any(m.startswith("idle has been idle 16m00s") and "¥1.50/h" in m for m in notes), notes
         assert not any(m.startswith("busy has been idle") for m in notes)
-        assert "idle 16 min" in app.dashboard.host_panel.render_view(app.fleet.views["idle"], app.clock()).plain
+        assert "idle 16m" in app.dashboard.host_panel.render_view(app.fleet.views["idle"], app.clock()).plain
         await pilot.pause(1.5)
         assert sum(m.startswith("idle has been idle") for m in (n.message for n in app._notifications)) == 1  # once
 
@@ -60,7 +60,7 @@ async def test_daily_budget_warning_once(sshd_instance, tmp_path: Path) -> None:
         budget = lambda: [n for n in app._notifications if n.title == "budget"]  # noqa: E731
         shift[0] = 31  # the next budget check
         await wait_for(pilot, lambda: budget(), timeout=5)
-        assert "passed your daily budget of ¥0.0001" in budget()[0].message
+        assert "passed your daily budget of ¥0.00" in budget()[0].message
         shift[0] = 62
         await pilot.pause(1.5)
         assert len(budget()) == 1  # once a day

@@ -8,8 +8,8 @@ import time
 from rich.text import Text
 
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core.cost import format_money
 from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.power import ShutdownResult, pull_before, shutdown_many
 from gpu_tui.ui.dashboard.context import DashboardContext
@@ -53,7 +53,7 @@ class PowerKeys:
         return True if self.billing() else None  # shutdown_all
 
     def _rate_text(self, views: list[InstanceView]) -> str:
-        return f"{format_money(sum(v.config.hourly_rate for v in views), self._ctx.currency)}/h"
+        return format_rate_per_hour(sum(v.config.hourly_rate for v in views), self._ctx.currency)
 
     def shutdown(self, view: InstanceView) -> None:
         if not self.possible():

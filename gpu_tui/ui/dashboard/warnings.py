@@ -4,12 +4,11 @@ AutoDL balance with how long it lasts."""
 from __future__ import annotations
 
 import logging
-import time
 
 from rich.text import Text
 
-from gpu_tui.core.cost import format_money
 from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.units import format_duration_s, format_local_date, format_money, format_rate_per_hour
 from gpu_tui.services.autodl_api import hours_left
 from gpu_tui.ui.dashboard.context import DashboardContext
 
@@ -39,8 +38,9 @@ class MoneyWarnings:
             elif idle >= s.idle_minutes * 60 and view.name not in self._idle_warned:
                 self._idle_warned.add(view.name)
                 self._ctx.notify(
-                    f"{view.name} has been idle {idle / 60:.0f} min (every GPU under {s.idle_util_percent}%, "
-                    f"no job running) and still bills {s.currency}{view.config.hourly_rate:g}/h. S shuts it down.",
+                    f"{view.name} has been idle {format_duration_s(idle)} (every GPU under {s.idle_util_percent}%, "
+                    f"no job running) and still bills {format_rate_per_hour(view.config.hourly_rate, s.currency)}. "
+                    "S shuts it down.",
                     title="idle", severity="warning", timeout=30, markup=False,
                 )
 
@@ -56,13 +56,13 @@ class MoneyWarnings:
         except GpuTuiError as exc:
             log.warning("budget check: %s", exc)
             return
-        day = time.strftime("%Y-%m-%d", time.localtime(now))
+        day = format_local_date(now)
         if today > s.budget_daily and self._budget_warned != day:
             self._budget_warned = day
             burn = fleet.burn_rate() if fleet else 0
             self._ctx.notify(
-                f"today's cost {s.currency}{today:.2f} has passed your daily budget of "
-                f"{s.currency}{s.budget_daily:g} (burning {s.currency}{burn:g}/h)",
+                f"today's cost {format_money(today, s.currency)} has passed your daily budget of "
+                f"{format_money(s.budget_daily, s.currency)} (burning {format_rate_per_hour(burn, s.currency)})",
                 title="budget", severity="error", timeout=60, markup=False,
             )
 
@@ -82,6 +82,6 @@ class MoneyWarnings:
         left = hours_left(balance, burn)
         note = Text(f"AutoDL {format_money(balance.usable, currency)}")
         if left is not None:
-            note.append(f" ~{left:.0f}h left" if left >= 1 else f" ~{left * 60:.0f}min left",
+            note.append(f" ~{format_duration_s(left * 3600)} left",
                         style="bold red" if left < 24 else "")
         return note

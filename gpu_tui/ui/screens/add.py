@@ -143,7 +143,7 @@ class AddInstanceScreen(ModalScreen[Added | None]):
                 await install_app_key(host, self._onboarder.paths)
             key_line = host.server_key_line()
         except GpuTuiError as exc:
-            self._say(f"{exc.title}: {exc.message} (nothing written)")
+            self._say(f"{exc.line()} (nothing written)")
             return None
         finally:
             await host.close()
@@ -156,7 +156,7 @@ class AddInstanceScreen(ModalScreen[Added | None]):
             how, inst, dash_host, warning = await asyncio.to_thread(
                 self._onboarder.finish, new, password, save_password=save)
         except GpuTuiError as exc:
-            self._say(f"{exc.title}: {exc.message}")
+            self._say(exc.line())
             return None
         return Added(how, inst, dash_host, warning)
 

@@ -18,7 +18,8 @@ from textual.widgets import DataTable, Footer, Log, Static
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import GpuTuiError
-from gpu_tui.core.text import human_bytes, printable
+from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_bytes
 from gpu_tui.remote.host import Host
 from gpu_tui.services import conda as condasvc
 from gpu_tui.services.conda import CondaInstall
@@ -94,7 +95,7 @@ class CondaScreen(Screen[None]):
         try:
             await self._load(title)
         except GpuTuiError as exc:
-            title.update(Text(f"conda on {self._inst.name}: {exc.title}: {exc.message}", style="red"))
+            title.update(Text(f"conda on {self._inst.name}: {exc.line()}", style="red"))
         finally:
             self.listing = False
             self._bindings_changed()
@@ -123,7 +124,7 @@ class CondaScreen(Screen[None]):
             table.update_cell(name, table.ordered_columns[1].key, version or "-", update_width=True)
         sizes = await condasvc.env_sizes(self._host, install)
         for name, size in sizes.items():
-            table.update_cell(name, table.ordered_columns[2].key, human_bytes(size), update_width=True)
+            table.update_cell(name, table.ordered_columns[2].key, format_bytes(size), update_width=True)
 
     # ----- operations
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -183,7 +184,7 @@ class CondaScreen(Screen[None]):
         try:
             op = CondaOp(f"conda env remove -n {env}", condasvc.remove_command(install, env))
         except GpuTuiError as exc:
-            self.notify(exc.message, title=exc.title, severity="warning")
+            self.notify(printable(exc.message), title=exc.title, severity="warning", markup=False)
             return
         question = Text.assemble(
             "Remove conda env ", (env, "bold"), " on ", (self._inst.name, "bold"), "?\n",
@@ -221,7 +222,7 @@ class CondaScreen(Screen[None]):
             async for line in proc.lines():
                 out.write_line(screen_line(line))
         except GpuTuiError as exc:
-            out.write_line(f"{exc.title}: {exc.message}")
+            out.write_line(exc.line())
         except asyncio.CancelledError:
             await proc.cancel()  # the screen went away: do not leave conda running there
             raise
@@ -232,10 +233,11 @@ class CondaScreen(Screen[None]):
             out.write_line("cancelled")
         elif proc.exit_status == 0:
             out.write_line("done")
-            self.notify(f"{self._inst.name}: {op.title}: done")
+            self.notify(printable(f"{self._inst.name}: {op.title}: done"), markup=False)
         else:
             out.write_line(f"failed (exit {proc.exit_status})")
-            self.notify(f"{self._inst.name}: {op.title} failed (exit {proc.exit_status})", severity="error")
+            failed = printable(f"{self._inst.name}: {op.title} failed (exit {proc.exit_status})")
+            self.notify(failed, severity="error", markup=False)
         self.reload()
 
     def action_cancel(self) -> None:
@@ -246,7 +248,8 @@ class CondaScreen(Screen[None]):
     @work(group="conda-cancel", exit_on_error=False)
     async def cancel_op(self, proc: Killable) -> None:
         if not await proc.cancel():
-            self.notify(f"{self._inst.name}: conda did not stop; it may still be running there", severity="error")
+            self.notify(f"{self._inst.name}: conda did not stop; it may still be running there",
+                        severity="error", markup=False)
 
     def action_back_q(self) -> None:
         self.action_back()

@@ -17,9 +17,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from gpu_tui.core.cost import format_money
 from gpu_tui.core.ledgermath import PeriodRow
 from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_local_datetime, format_money, format_rate_per_hour
 from gpu_tui.services.ledger import Ledger, LedgerError
 
 __all__ = ["CostScreen", "cost_table", "day_chart"]
@@ -40,7 +40,7 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
         t.add_column(head, justify="right", no_wrap=True)
     for r in rows:
         t.add_row(
-            printable(r.name), f"{money(r.hourly_rate)}/h",
+            printable(r.name), format_rate_per_hour(r.hourly_rate, currency),
             money(r.today), money(r.week), money(r.month), money(r.all_time),
         )
     if len(rows) > 1:
@@ -98,7 +98,7 @@ class CostScreen(Screen[None]):
         now = self._clock()
         width = max(40, min(self.size.width, 200) - 2)
         head = Text("cost", style="bold")
-        head.append(f"  {time.strftime('%a %Y-%m-%d %H:%M', time.localtime(now))}", style="dim")
+        head.append(f"  {format_local_datetime(now)}", style="dim")
         try:
             self._ledger.flush()
             rows = self._ledger.per_period(now)

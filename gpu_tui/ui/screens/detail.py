@@ -13,14 +13,15 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from gpu_tui.core.units import format_clock_hms, format_mib_as_gib, format_percent
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.ui.format import gib, short_gpu_name
+from gpu_tui.ui.format import short_gpu_name
 
 __all__ = ["DetailScreen", "chart"]
 
 
 def _pct(value: int | None) -> str:
-    return "n/a" if value is None else f"{value}%"
+    return format_percent(value, missing="n/a")
 
 
 # plotext colour name -> the Rich style of the same terminal colour, for our own legend (plotext
@@ -100,7 +101,7 @@ class DetailScreen(Screen[None]):
         width = max(40, self.size.width - 4)
         t = Text()
         t.append(f"{v.name}  ", style="bold")
-        t.append(time.strftime("%H:%M:%S", time.localtime(self._clock())), style="dim")
+        t.append(format_clock_hms(self._clock()), style="dim")
         hist = v.history
         if not hist.gpus:
             t.append("\nno GPU samples yet", style="dim")
@@ -126,7 +127,7 @@ class DetailScreen(Screen[None]):
             t.append_text(chart("GPU utilisation %", util, ymax=100, width=width, height=height))
             total = max((h.memory_total_mib or 0) for h in hist.gpus.values()) / 1024 or 1
             mem = {
-                label(i, (gib(latest[i].memory_used_mib) + "G") if i in latest else "-"): [
+                label(i, (format_mib_as_gib(latest[i].memory_used_mib) + "G") if i in latest else "-"): [
                     None if m is None else m / 1024 for m in h.memory_used_mib
                 ]
                 for i, h in sorted(hist.gpus.items())

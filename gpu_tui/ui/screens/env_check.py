@@ -107,6 +107,6 @@ class EnvCheckScreen(Screen[None]):
         try:
             facts = await check_environment(self._host, self._inst, env)
         except GpuTuiError as exc:
-            self.query_one("#checks", Static).update(Text(f"{exc.title}: {exc.message}", style="red"))
+            self.query_one("#checks", Static).update(Text(exc.line(), style="red"))
             return
         self.query_one("#checks", Static).update(checks_text(self._inst.name, build_checks(facts), env))

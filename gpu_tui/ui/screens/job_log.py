@@ -20,17 +20,16 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Select
 
-from gpu_tui.core.cost import format_money
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.logstream import LogStream, StreamUpdate
 from gpu_tui.core.logsummary import LogSummary
 from gpu_tui.core.logtext import whole_lines
+from gpu_tui.core.units import format_bytes, format_eta_s, format_money, format_percent
 from gpu_tui.remote.host import Host
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.logtail import LogFollower
-from gpu_tui.ui.format import duration
 from gpu_tui.ui.screens.detail import chart
 from gpu_tui.ui.widgets.text_panel import TextPanel
 
@@ -54,20 +53,19 @@ def progress_text(summary: LogSummary, view: InstanceView, now: float, currency:
     p = summary.progress
     if p is not None:
         if p.percent is not None:
-            t.append(f"{p.percent:.0f}%", style="bold")
+            t.append(format_percent(p.percent), style="bold")
         if p.step is not None:
             t.append(f" {p.step}" + (f"/{p.total}" if p.total else ""))
         if p.rate_text:
             t.append(f"  {p.rate_text}", style="dim")
         if running and p.eta_seconds is not None:
-            finish = now + p.eta_seconds
-            t.append(f"  ETA {duration(p.eta_seconds)} → done {time.strftime('%H:%M', time.localtime(finish))}")
+            t.append(f"  {format_eta_s(p.eta_seconds, now)}")
             rate = view.config.hourly_rate
             if rate:
                 more = rate * p.eta_seconds / 3600
                 so_far = view.cost_so_far(now) or 0.0
-                then, extra = format_money(so_far + more, currency), format_money(more, currency)
-                t.append(f"  {then} by then (+{extra})", style="yellow")
+                by_then, extra = format_money(so_far + more, currency), format_money(more, currency)
+                t.append(f"  {by_then} by then (+{extra})", style="yellow")
     if summary.last_loss is not None:
         t.append(f"  loss {summary.last_loss:.4g}", style="cyan")
     failure = summary.failure
@@ -164,7 +162,7 @@ class JobLogScreen(Screen[None]):
         try:
             await self._follow(job)
         except GpuTuiError as exc:
-            self._live = (f"cannot read this job's log: {exc.title}: {exc.message}",)
+            self._live = (f"cannot read this job's log: {exc.line()}",)
 
     async def _follow(self, job: JobInfo) -> None:
         inst = self._view.config
@@ -249,7 +247,7 @@ class JobLogScreen(Screen[None]):
             # lines read since the screen opened (the window plus what followed), and the log's size
             size = self._window_start + self._stream.bytes_fed
             n = self._stream.lines_seen
-            t.append(f"  {n:,} line{'' if n == 1 else 's'}, {size / 1048576:.1f} MiB", style="dim")
+            t.append(f"  {n:,} line{'' if n == 1 else 's'}, {format_bytes(size)}", style="dim")
         cmd = str(j.facts.request.get("command") or "").replace("\n", " ; ")
         t.append(f"\n$ {cmd[:200]}", style="dim")
         t.append("\n")

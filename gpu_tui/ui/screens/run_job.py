@@ -111,7 +111,7 @@ class RunJobScreen(ModalScreen[JobRequest | None]):
         try:
             started = await self._start(req)
         except GpuTuiError as exc:
-            error.update(Text(f"{exc.title}: {exc.message}"))
+            error.update(Text(exc.line()))
             return
         finally:
             self.query_one("#start", Button).disabled = False

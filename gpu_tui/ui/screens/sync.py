@@ -22,7 +22,8 @@ from textual.widgets import Button, Footer, ProgressBar, Static
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.syncplan import Direction, SyncProgress, SyncSummary, summary_line
-from gpu_tui.core.text import human_bytes, printable
+from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_bytes
 from gpu_tui.remote.host import Host
 from gpu_tui.services.sync import Transport, plan_sync, resolve_paths, run_sync
 
@@ -80,12 +81,12 @@ class SyncScreen(Screen[None]):
     def on_mount(self) -> None:
         self._show_paths()
 
-    @work(group="sync-paths")
+    @work(group="sync-paths", exit_on_error=False)
     async def _show_paths(self) -> None:
         try:
             local, remote, _ = await resolve_paths(self._host, self._inst)
         except GpuTuiError as exc:
-            self.query_one("#paths", Static).update(Text(f"{exc.title}: {printable(exc.message)}", style="red"))
+            self.query_one("#paths", Static).update(Text(exc.line(), style="red"))
             return
         t = Text()
         for label, value in (("LOCAL ", local), ("REMOTE", f"{self._inst.name}:{remote}")):
@@ -131,13 +132,13 @@ class SyncScreen(Screen[None]):
         bar = self.query_one("#progress", ProgressBar)
         if frac is not None:
             bar.update(total=100, progress=frac * 100)
-        size = human_bytes(p.done) + (f" of {human_bytes(p.total)}" if p.total else "")
+        size = format_bytes(p.done) + (f" of {format_bytes(p.total)}" if p.total else "")
         line = Text(f"{size}  ", style="dim")
         line.append(printable(p.current))
         line.truncate(max(10, self.size.width - 4), overflow="ellipsis")
         self.query_one("#current", Static).update(line)
 
-    @work(group="sync", exclusive=True)
+    @work(group="sync", exclusive=True, exit_on_error=False)
     async def _sync(self, direction: Direction) -> None:
         try:
             job = await plan_sync(
@@ -149,8 +150,8 @@ class SyncScreen(Screen[None]):
             self._status(Text("cancelled; unfinished files are kept and resumed next time", style="yellow"))
             raise
         except GpuTuiError as exc:
-            self.error = f"{exc.title}: {exc.message}"
-            self._status(Text(printable(self.error), style="red"))
+            self.error = exc.line()
+            self._status(Text(self.error, style="red"))
         else:
             self.summary = summary
             self.query_one("#progress", ProgressBar).update(total=100, progress=100)

@@ -8,7 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
-from gpu_tui.core.cost import format_money
+from gpu_tui.core.units import format_money, format_rate_per_hour
 from gpu_tui.services.fleet import Fleet
 
 __all__ = ["FleetBar"]
@@ -32,7 +32,7 @@ class FleetBar(Static):
         views = list(fleet.views.values())
         billing = sum(1 for v in views if v.billing)
         t = Text()
-        t.append(f"{format_money(fleet.burn_rate(), self.currency)}/h", style="bold yellow")
+        t.append(format_rate_per_hour(fleet.burn_rate(), self.currency), style="bold yellow")
         t.append("  so far ")
         t.append(format_money(fleet.cost_so_far(now), self.currency), style="bold")
         t.append(f"  {billing}/{len(views)} online")

@@ -7,8 +7,9 @@ from typing import Any
 from rich.text import Text
 
 from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_duration_s
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.ui.format import duration, gpu_row, spark_width, state_text
+from gpu_tui.ui.format import gpu_row, spark_width, state_text
 from gpu_tui.ui.widgets.text_panel import TextPanel
 
 __all__ = ["GpuPanel"]
@@ -43,7 +44,7 @@ class GpuPanel(TextPanel):
         t.append_text(state_text(v, now))
         up = v.uptime_seconds(now)
         if up is not None:
-            t.append(f"  up {duration(up)}", style="dim")
+            t.append(f"  up {format_duration_s(up)}", style="dim")
         if v.message and v.state != "online":
             t.append("\n" + printable(v.message), style="red")
         trust, retry = self.keys["trust_key"], self.keys["reconnect"]

@@ -7,6 +7,7 @@ import time
 from rich.text import Text
 
 from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.format import job_line
 from gpu_tui.ui.widgets.text_panel import TextPanel
@@ -36,17 +37,18 @@ class HostPanel(TextPanel):
         idle = v.idle_seconds(now) if now is not None else None
         if idle is not None and self.idle_after is not None and idle >= self.idle_after:
             spent = v.config.hourly_rate * idle / 3600
-            t.append(f"idle {idle / 60:.0f} min", style="bold yellow")
+            t.append(f"idle {format_duration_s(idle)}", style="bold yellow")
+            rate, so_far = format_rate_per_hour(v.config.hourly_rate, self.currency), format_money(spent, self.currency)
             t.append(f": every GPU under the idle threshold and no job running, still billing "
-                     f"{self.currency}{v.config.hourly_rate:g}/h ({self.currency}{spent:.2f} so far idle). "
+                     f"{rate} ({so_far} so far idle). "
                      "S shuts it down.\n")
         s = v.stats
         if s is not None:
-            cpu = "-" if s.cpu_percent is None else f"{s.cpu_percent:.0f}%"
+            cpu = format_percent(s.cpu_percent)
             t.append("host ", style="bold")
             t.append(f"CPU {cpu} of {s.cpu_count or '?'}  load {s.load1 if s.load1 is not None else '-'}  ")
             if s.mem_total_mib:
-                t.append(f"RAM {(s.mem_used_mib or 0) / 1024:.1f}/{s.mem_total_mib / 1024:.1f}G  ")
+                t.append(f"RAM {format_mib_as_gib(s.mem_used_mib or 0)}/{format_mib_as_gib(s.mem_total_mib)}G  ")
             if s.disk_total_gib:
                 t.append(f"disk / {s.disk_used_gib:.0f}/{s.disk_total_gib:.0f}G")
         if v.jobs:

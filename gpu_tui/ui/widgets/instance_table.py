@@ -14,9 +14,9 @@ from rich.text import Text
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable
 
-from gpu_tui.core.cost import format_money
+from gpu_tui.core.units import format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.ui.format import gib, job_mark, state_text
+from gpu_tui.ui.format import job_mark, state_text
 
 __all__ = ["InstanceTable"]
 
@@ -97,9 +97,9 @@ class InstanceTable(DataTable[Text]):
             "name": Text(v.name, style="bold"),
             "state": _state_with_job(v, now, self.idle_after),
             "gpus": Text(str(len(gpus)) if gpus else "-", justify="right"),
-            "util": Text(f"{sum(utils) / len(utils):.0f}%" if utils else "-", justify="right"),
-            "vram": Text(f"{gib(used)}/{gib(total)}" if total else "-", justify="right"),
-            "rate": Text(f"{format_money(v.config.hourly_rate, self.currency)}/h", justify="right"),
+            "util": Text(format_percent(sum(utils) / len(utils)) if utils else "-", justify="right"),
+            "vram": Text(f"{format_mib_as_gib(used)}/{format_mib_as_gib(total)}" if total else "-", justify="right"),
+            "rate": Text(format_rate_per_hour(v.config.hourly_rate, self.currency), justify="right"),
             "cost": Text(format_money(v.cost_so_far(now), self.currency), justify="right"),
         }
 
