@@ -87,7 +87,8 @@ class HostMonitor:
                     await self._sleep_or_wake(None)
                     continue
                 except (HostKeyChanged, HostKeyUnknown) as exc:
-                    state = ConnState.HOST_KEY_CHANGED if isinstance(exc, HostKeyChanged) else ConnState.HOST_KEY_UNKNOWN
+                    changed = isinstance(exc, HostKeyChanged)
+                    state = ConnState.HOST_KEY_CHANGED if changed else ConnState.HOST_KEY_UNKNOWN
                     self._state(state, message=exc.message, fingerprint=exc.fingerprint, key_line=exc.key_line)
                     await self._sleep_or_wake(None)
                     continue
