@@ -51,7 +51,10 @@ async def _arm(args: argparse.Namespace, settings: Settings, host: Host, inst: I
     armed = await svc.arm(host, inst, plan)
     what = f"job {armed.after_job_id} ends" if armed.after_job_id else "no gpu-tui job is running"
     again = f", replacing pid {armed.replaced_pid}" if armed.replaced_pid else ""
-    print(f"{inst.name}: autostop armed (pid {armed.pid}{again}): shuts down after {format_duration(plan.idle_seconds)} idle")
+    print(
+        f"{inst.name}: autostop armed (pid {armed.pid}{again}): "
+        f"shuts down after {format_duration(plan.idle_seconds)} idle"
+    )
     print(f"  idle = {what}, every GPU under {plan.gpu_idle_percent}%, CPU under {plan.cpu_busy_cores:g} core; "
           f"checked every {format_duration(plan.check_seconds)}")
     if plan.before and plan.before.strip():

@@ -31,7 +31,9 @@ __all__ = ["run_job_command", "jobs_json"]
 T = TypeVar("T")
 
 
-async def _with_host(settings: Settings, paths: Paths, name: str, body: Callable[[Host, InstanceConfig], Awaitable[T]]) -> T:
+async def _with_host(
+    settings: Settings, paths: Paths, name: str, body: Callable[[Host, InstanceConfig], Awaitable[T]]
+) -> T:
     inst = settings.instance(name)
     host = build_ssh_host(inst, settings, paths, SecretStore(), sighting=True)
     await host.connect()
@@ -87,13 +89,13 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
     return {"jobs": out}
 
 
-def _size(n: int | None) -> str:
+def _size(n: float | None) -> str:
     if n is None:
         return "-"
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
-        n /= 1024  # type: ignore[assignment]
+        n /= 1024
     return str(n)
 
 
@@ -106,7 +108,7 @@ def _table(infos: list[JobInfo]) -> str:
         cmd = printable(str(j.facts.request.get("command") or "")).replace("\n", " ; ")
         rows.append((j.id, printable(j.name or "-"), printable(state), pct, loss, _size(j.facts.log_bytes), cmd[:60]))
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
 
 
 async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> int:

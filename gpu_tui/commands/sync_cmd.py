@@ -43,7 +43,8 @@ class ProgressPrinter:
 
     def __call__(self, p: SyncProgress) -> None:
         frac = p.fraction
-        size = human_bytes(p.done) + (f" of {'~' if p.percent is not None else ''}{human_bytes(p.total)}" if p.total else "")
+        of = f" of {'~' if p.percent is not None else ''}{human_bytes(p.total)}" if p.total else ""
+        size = human_bytes(p.done) + of
         if self.tty:
             pct = f"{frac * 100:3.0f}%" if frac is not None else "   -"
             width = max(20, shutil.get_terminal_size().columns - 1)
@@ -87,7 +88,7 @@ def run_sync_command(args: argparse.Namespace, settings: Settings, paths: Paths)
     async def go() -> int:
         task = asyncio.current_task()
         assert task is not None
-        _cancel_on_signals(task)  # type: ignore[arg-type]
+        _cancel_on_signals(task)
         await host.connect()
         try:
             job = await plan_sync(
