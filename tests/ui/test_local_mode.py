@@ -59,7 +59,11 @@ HOSTILE_SMI = r"""#!/bin/sh
 # prints markup and terminal escapes where names go
 case "$*" in
   *query-compute-apps*) printf '4242, /opt/[red]evil[/red]/py\033[2Jthon, 100, GPU-1\n' ;;
-  *-lms*) while :; do printf '0, GPU-1, NVIDIA [b]Hostile[/b] \033]0;pwn\007, 50, 1024, 24576, 40, 100.0, 300.0, 30, [N/A]\n'; sleep 0.2; done ;;
+  *-lms*)
+    while :; do
+      printf '0, GPU-1, NVIDIA [b]Hostile[/b] \033]0;pwn\007, 50, 1024, 24576, 40, 100.0, 300.0, 30, [N/A]\n'
+      sleep 0.2
+    done ;;
   *) printf '0, GPU-1, NVIDIA [b]Hostile[/b], 50, 1024, 24576, 40, 100.0, 300.0, 30, [N/A]\n' ;;
 esac
 """
