@@ -550,7 +550,7 @@ def phase_load(h: Harness, args: argparse.Namespace) -> dict[str, Any]:
                     raise RuntimeError(f"key {key!r}: {want} not shown after 10 s:\n{screen}")
             lat.append(1000 * (e - t_send))
             lower.append(1000 * max(0.0, prev_start - t_send))
-            poll_periods += [b - a for a, b in zip(starts, starts[1:])]
+            poll_periods += [b - a for a, b in zip(starts, starts[1:], strict=False)]
         cpu_k1, k1 = proc_cpu_ticks(pid), time.monotonic()
         poll_ms = 1000 * (sum(poll_periods) / len(poll_periods)) if poll_periods else float("nan")
         out.update(

@@ -54,7 +54,9 @@ while n < total:
             parts.append(f"\rstep {n // every} loss {1.0 / (1 + n / rate):.4f}\n")
         else:
             pct = 100 * n // total
-            parts.append(f"\rEpoch 1: {pct:3d}%|{'#' * (pct // 10):<10}| {n}/{total} [00:01<00:59, {rate}.00it/s, loss=0.5]")
+            parts.append(
+                f"\rEpoch 1: {pct:3d}%|{'#' * (pct // 10):<10}| {n}/{total} [00:01<00:59, {rate}.00it/s, loss=0.5]"
+            )
     out.write("".join(parts))
     out.flush()
     behind = start + n / rate - time.monotonic()
@@ -128,15 +130,18 @@ def main(argv: list[str] | None = None) -> int:
         job_id = start_job(home, args.seconds, args.rate, args.lines_every)
         gpu_tui = str(Path(sys.executable).with_name("gpu-tui"))
         wrapper = work / "run.sh"
-        wrapper.write_text("#!/bin/sh\n" + "".join(f"export {k}='{v}'\n" for k, v in env.items()
-                                                     if k in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "PATH", "COLORTERM", "PYTHON_KEYRING_BACKEND"))
+        exported = (
+            "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "PATH", "COLORTERM", "PYTHON_KEYRING_BACKEND"
+        )
+        wrapper.write_text("#!/bin/sh\n" + "".join(f"export {k}='{v}'\n" for k, v in env.items() if k in exported)
                            + f"exec {gpu_tui} local\n")
         wrapper.chmod(0o755)
         tmux("new-session", "-d", "-s", "bench", "-x", "100", "-y", "30", str(wrapper))
         pid = int(tmux("display-message", "-p", "-t", "bench", "#{pane_pid}").strip())
         wait(lambda: "▶" in tmux.screen(), 30, "the job on the dashboard")
         tmux("send-keys", "-t", "bench", "l")
-        wait(lambda: "firehose" in tmux.screen() and re.search(r"[\d,]+ lines?, ", tmux.screen()) is not None, 15, "the log screen")
+        wait(lambda: "firehose" in tmux.screen() and re.search(r"[\d,]+ lines?, ", tmux.screen()) is not None,
+             15, "the log screen")
         (home / "go").touch()
         c0, t0 = proc_cpu_ticks(pid, children=False), time.monotonic()
         lat: list[float] = []
@@ -175,11 +180,15 @@ def main(argv: list[str] | None = None) -> int:
         got = shown_lines()
         lat.sort()
         p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))]
-        print(f"job log screen, {args.rate:,} updates/s ({args.rate // args.lines_every:,} finished lines/s) for {args.seconds:g} s; "
-              f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, host {socket.gethostname()}")
-        print(f"  dashboard CPU {100 * (c1 - c0) / CLK_TCK / (t1 - t0):.1f} % of one core; RSS {rss:.1f} MiB (peak {peak:.1f})")
-        print(f"  key to repaint (?, {len(lat)} presses): p50 {statistics.median(lat):.1f} ms, p95 {p95:.1f} ms, max {lat[-1]:.1f} ms   (target p95 < 100 ms)")
-        print(f"  lines: {expected:,} in the file ({size / 1048576:.1f} MiB), {got if got is not None else '?':,} read by the log screen: "
+        print(f"job log screen, {args.rate:,} updates/s ({args.rate // args.lines_every:,} finished lines/s) "
+              f"for {args.seconds:g} s; {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
+              f"host {socket.gethostname()}")
+        print(f"  dashboard CPU {100 * (c1 - c0) / CLK_TCK / (t1 - t0):.1f} % of one core; "
+              f"RSS {rss:.1f} MiB (peak {peak:.1f})")
+        print(f"  key to repaint (?, {len(lat)} presses): p50 {statistics.median(lat):.1f} ms, p95 {p95:.1f} ms, "
+              f"max {lat[-1]:.1f} ms   (target p95 < 100 ms)")
+        print(f"  lines: {expected:,} in the file ({size / 1048576:.1f} MiB), "
+              f"{got if got is not None else '?':,} read by the log screen: "
               + ("none lost" if got == expected else f"{'?' if got is None else expected - got} missing"))
         return 0
     finally:

@@ -607,7 +607,7 @@ def report(results: list[dict[str, Any]]) -> list[str]:
         if stream is None:
             continue
 
-        def ratio(key: str) -> float | None:
+        def ratio(key: str, naive: dict[str, Any] = naive, stream: dict[str, Any] = stream) -> float | None:
             return round(naive[key] / stream[key], 2) if stream[key] else None
 
         rat = {

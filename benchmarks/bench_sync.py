@@ -121,7 +121,12 @@ class Bench:
                 raise RuntimeError(f"asked for {method}, got {doc['method']}")
             sent, files = doc["bytes_sent"], doc["files_sent"]
         wall = time.perf_counter() - t0
-        return {"bytes_sent": sent, "files_sent": files, "wall_s": round(wall, 2), "local_cpu_s": round(child_cpu() - cpu0, 2)}
+        return {
+            "bytes_sent": sent,
+            "files_sent": files,
+            "wall_s": round(wall, 2),
+            "local_cpu_s": round(child_cpu() - cpu0, 2),
+        }
 
     def cleanup(self) -> None:
         old = signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from gpu_tui import __version__
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
@@ -50,7 +51,7 @@ the rest (none, `demo`, `local`) open the dashboard."""
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         sys.stderr.write(_("gpu-tui: error: {message}").format(message=message) + "\n")
         raise SystemExit(EXIT_USAGE)
@@ -178,8 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if runner is not None:
             module, function = runner
             # imported on use: `gpu-tui status` need not load the dashboard, nor the other way round
-            run: Callable[[argparse.Namespace, Settings, Paths], int]
-            run = getattr(importlib.import_module(f"gpu_tui.commands.{module}"), function)
+            run: Callable[[argparse.Namespace, Settings, Paths], int] = getattr(
+                importlib.import_module(f"gpu_tui.commands.{module}"), function
+            )
             return run(args, settings, paths)
         return _dashboard(args, settings, paths)
     except ConfigError as exc:

@@ -32,7 +32,11 @@ async def start_job(command: str) -> None:
     host = LocalHost("local")
     await host.connect()
     try:
-        req = await start(host, InstanceConfig(name="local", host="localhost"), JobRequest(id=new_job_id(), command=command, name="train"))
+        req = await start(
+            host,
+            InstanceConfig(name="local", host="localhost"),
+            JobRequest(id=new_job_id(), command=command, name="train"),
+        )
     finally:
         await host.close()
     print(f"started job {req.id}: {command}")
@@ -44,7 +48,8 @@ async def shot(out: Path, size: tuple[int, int], seconds: float, job: bool = Fal
     async with app.run_test(size=size) as pilot:
         while not (app.fleet and any(v.frame for v in app.fleet.views.values())):
             if time.monotonic() - t0 > 30:
-                print(f"{size}: no frame in 30 s", {n: v.shown_state for n, v in (app.fleet.views.items() if app.fleet else [])})
+                states = {n: v.shown_state for n, v in (app.fleet.views.items() if app.fleet else [])}
+                print(f"{size}: no frame in 30 s", states)
                 break
             await asyncio.sleep(0.01)
         first = time.monotonic() - t0

@@ -539,7 +539,7 @@ def ensure_password_user(name: str = PASSWORD_USER) -> PasswordUser:
             p = _run([useradd, "--create-home", "--home-dir", f"/home/{name}", "--shell", "/bin/bash",
                       "--comment", "gpu-tui test password user", name], check=False)
             if p.returncode != 0:
-                raise SshdError(f"useradd {name} failed ({p.returncode}): {p.stderr.strip()}")
+                raise SshdError(f"useradd {name} failed ({p.returncode}): {p.stderr.strip()}") from None
             pw = pwd.getpwnam(name)
         if not os.path.isdir(pw.pw_dir):
             os.makedirs(pw.pw_dir, mode=0o755)

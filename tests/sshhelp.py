@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -74,7 +75,9 @@ async def stats_block_times(host: object, interval: float, blocks: int) -> list[
     return ends
 
 
-def cli_env(tmp: Path, *, known_hosts: str | None = None, keyring: str = "keyring.backends.fail.Keyring") -> dict[str, str]:
+def cli_env(
+    tmp: Path, *, known_hosts: str | None = None, keyring: str = "keyring.backends.fail.Keyring"
+) -> dict[str, str]:
     """The environment of a gpu-tui child process in `tmp`: its own XDG dirs and HOME, the app's
     known_hosts holding `known_hosts` (when given), and `keyring` as the keyring backend."""
     data = tmp / "xdg-data"
@@ -111,7 +114,6 @@ def run_gpu_tui(
 ) -> subprocess.CompletedProcess[str]:
     """`python -m gpu_tui --config <tmp config> ARGS...` in a clean environment: its own XDG dirs
     (known hosts trusted unless `trust=False`), no keyring, a fresh HOME."""
-    import subprocess
     import sys
 
     cfg_file = tmp / "config.toml"

@@ -23,7 +23,8 @@ def _rate(text: str) -> float:
 def add_add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add = sub.add_parser(
         "add",
-        help="add (or update) an instance from its login command, e.g. \"ssh -p 23456 root@connect.westb.seetacloud.com\"",
+        help="add (or update) an instance from its login command, "
+        "e.g. \"ssh -p 23456 root@connect.westb.seetacloud.com\"",
         description="Paste the login command your provider shows. gpu-tui tests the login, asks before "
         "trusting a new host key, stores the password in the keyring (never in the config) and writes "
         "the instance to the config file, keeping your comments. Re-adding an instance whose port "
@@ -32,12 +33,17 @@ def add_add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     add.add_argument("login", nargs="?", metavar="LOGIN", help="the login command (quote it), or user@host[:port]")
     add.add_argument("--name", help="instance name (default: made from the provider, region and port)")
     add.add_argument("--rate", type=_rate, metavar="R", help="hourly price in the config's currency")
-    add.add_argument("--provider", choices=["autodl", "runpod", "vast", "generic"], help="default: guessed from the host")
+    add.add_argument("--provider", choices=["autodl", "runpod", "vast", "generic"],
+                     help="default: guessed from the host")
     add.add_argument("--password-stdin", action="store_true",
-                     help="read the password from stdin and ask nothing (no key install unless --install-key; an unknown host key needs --trust)")
-    add.add_argument("--install-key", action="store_true", help="install gpu-tui's own key so later logins and sync need no password")
-    add.add_argument("--trust", metavar="SHA256:...", help="trust the host key with this fingerprint (from the provider's console)")
-    add.add_argument("--from-ssh-config", action="store_true", help="add hosts from ~/.ssh/config instead (name them, or choose)")
+                     help="read the password from stdin and ask nothing "
+                     "(no key install unless --install-key; an unknown host key needs --trust)")
+    add.add_argument("--install-key", action="store_true",
+                     help="install gpu-tui's own key so later logins and sync need no password")
+    add.add_argument("--trust", metavar="SHA256:...",
+                     help="trust the host key with this fingerprint (from the provider's console)")
+    add.add_argument("--from-ssh-config", action="store_true",
+                     help="add hosts from ~/.ssh/config instead (name them, or choose)")
     add.add_argument("hosts", nargs="*", metavar="HOST", help=argparse.SUPPRESS)
 
     rm = sub.add_parser("remove", help="remove an instance from the config and its password from the keyring")

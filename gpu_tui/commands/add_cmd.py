@@ -93,7 +93,9 @@ def _decide_trust(exc: HostKeyUnknown, args: argparse.Namespace, asker: Asker, n
     where = f"{new.spec.host}:{new.spec.port}"
     if args.trust:
         if args.trust.strip() != exc.fingerprint:
-            raise InputError(f"{where} offers host key {exc.fingerprint}, not {args.trust.strip()}: refused, nothing written")
+            raise InputError(
+                f"{where} offers host key {exc.fingerprint}, not {args.trust.strip()}: refused, nothing written"
+            )
         return
     if not asker.can_ask:
         raise InputError(f"{where}: unknown host key {exc.fingerprint}. Check it against your provider's console, "
@@ -107,9 +109,13 @@ def run_add(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     if args.from_ssh_config:
         return _import_ssh_config(args, settings, paths)
     if args.hosts:
-        raise InputError(f"add: one login command, quoted (\"ssh -p PORT user@host\"); extra words: {' '.join(args.hosts)}")
+        raise InputError(
+            f"add: one login command, quoted (\"ssh -p PORT user@host\"); extra words: {' '.join(args.hosts)}"
+        )
     if not args.login:
-        raise InputError("add: paste the login command your provider shows, quoted: gpu-tui add \"ssh -p 23456 root@host\"")
+        raise InputError(
+            "add: paste the login command your provider shows, quoted: gpu-tui add \"ssh -p 23456 root@host\""
+        )
     spec = parse_login(args.login)
     provider = args.provider or guess_provider(spec.host)
     asker = Asker(sys.stdin.isatty() and not args.password_stdin)
@@ -119,8 +125,12 @@ def run_add(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
         redact(password.get_secret_value())
     rate = _rate(asker, args, settings.settings.currency)
     # a provisional name for messages and the key; the final one is known after the login
-    new = NewInstance(name=args.name or suggest_name(spec, provider, set()), spec=spec, provider=provider, hourly_rate=rate)
-    install = args.install_key or asker.yes("Install gpu-tui's own key there, so later logins and sync need no password?", True)
+    new = NewInstance(
+        name=args.name or suggest_name(spec, provider, set()), spec=spec, provider=provider, hourly_rate=rate
+    )
+    install = args.install_key or asker.yes(
+        "Install gpu-tui's own key there, so later logins and sync need no password?", True
+    )
     try:
         key_line = asyncio.run(_login(new, password, args, asker, settings, paths, install))
     except RemoteError as exc:

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import TypedDict
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL
 from gpu_tui.config.paths import Paths
@@ -35,7 +36,9 @@ async def _stream(host: Host, command: str) -> int:
             print(printable(line), flush=True)
     except asyncio.CancelledError:
         stopped = await proc.cancel()
-        sys.stderr.write(f"gpu-tui: {host.name}: cancelled; " + ("conda stopped\n" if stopped else "conda may still be running\n"))
+        sys.stderr.write(
+            f"gpu-tui: {host.name}: cancelled; " + ("conda stopped\n" if stopped else "conda may still be running\n")
+        )
         return EXIT_INTERRUPTED
     return 1 if proc.exit_status is None else proc.exit_status  # None: it never said (the link dropped)
 
@@ -46,14 +49,27 @@ def _confirm(question: str) -> bool:
     return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
 
 
+class _EnvRow(TypedDict):
+    """One env of `conda list`, as --json prints it."""
+
+    name: str
+    path: str
+    python: str | None
+    size_bytes: int | None
+
+
 async def _run(args: argparse.Namespace, host: Host) -> int:
     install = await condasvc.conda_envs(host)
     if install is None:
-        raise InputError(f"{host.name}: no conda found on the instance (looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda)")
+        raise InputError(
+            f"{host.name}: no conda found on the instance "
+            "(looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda)"
+        )
     if args.verb == "list":
         pythons, sizes = await asyncio.gather(condasvc.env_pythons(host, install), condasvc.env_sizes(host, install))
-        envs = [
-            {"name": n, "path": p, "python": pythons.get(n), "size_bytes": sizes.get(n)} for n, p in install.envs.items()
+        envs: list[_EnvRow] = [
+            {"name": n, "path": p, "python": pythons.get(n), "size_bytes": sizes.get(n)}
+            for n, p in install.envs.items()
         ]
         if args.json:
             print(json.dumps({"envs": envs}, ensure_ascii=False))

@@ -50,7 +50,8 @@ def format_cost_table(rows: list[NameTotal], currency: str, since: date | None) 
         return f"{head}: nothing recorded (the ledger fills while the dashboard or `gpu-tui status` sees instances)"
     table = [("NAME", "HOURS", "COST")]
     table += [(printable(r.name), f"{r.hours:.2f}", format_money(round(r.cost, 2), currency)) for r in rows]
-    table.append(("TOTAL", f"{sum(r.hours for r in rows):.2f}", format_money(round(sum(r.cost for r in rows), 2), currency)))
+    total = format_money(round(sum(r.cost for r in rows), 2), currency)
+    table.append(("TOTAL", f"{sum(r.hours for r in rows):.2f}", total))
     w = [max(len(r[c]) for r in table) for c in range(3)]
     lines = [f"{n.ljust(w[0])}  {h.rjust(w[1])}  {c.rjust(w[2])}" for n, h, c in table]
     return "\n".join([head, *lines])

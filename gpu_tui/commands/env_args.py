@@ -11,7 +11,8 @@ def add_env_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     env = sub.add_parser("env", help="environment check: driver, CUDA, python, conda, torch, disks, memory")
     env.add_argument("name", metavar="NAME")
     env.add_argument("--json", action="store_true", help="print JSON (CONTRACTS.md)")
-    env.add_argument("--env", dest="conda_env", metavar="ENV", help="check torch in this conda env (default: conda base, else python3)")
+    env.add_argument("--env", dest="conda_env", metavar="ENV",
+                     help="check torch in this conda env (default: conda base, else python3)")
 
 
 def add_conda_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

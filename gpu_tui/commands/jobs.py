@@ -31,7 +31,9 @@ __all__ = ["run_job_command", "jobs_json"]
 T = TypeVar("T")
 
 
-async def _with_host(settings: Settings, paths: Paths, name: str, body: Callable[[Host, InstanceConfig], Awaitable[T]]) -> T:
+async def _with_host(
+    settings: Settings, paths: Paths, name: str, body: Callable[[Host, InstanceConfig], Awaitable[T]]
+) -> T:
     inst = settings.instance(name)
     host = build_ssh_host(inst, settings, paths, SecretStore(), sighting=True)
     await host.connect()
@@ -97,7 +99,7 @@ def _table(infos: list[JobInfo]) -> str:
         log = format_bytes(j.facts.log_bytes)
         rows.append((j.id, printable(j.name or "-"), printable(state), pct, loss, log, cmd[:60]))
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
 
 
 async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> int:

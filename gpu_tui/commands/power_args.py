@@ -20,4 +20,5 @@ def add_power_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     sd.add_argument("--all", action="store_true", help="every configured instance")
     sd.add_argument("--yes", action="store_true", help="do not ask")
     sd.add_argument("--no-sync", action="store_true",
-                    help="do not pull the results first (by default an instance with sync.local set is pulled before its shutdown)")
+                    help="do not pull the results first "
+                    "(by default an instance with sync.local set is pulled before its shutdown)")

@@ -62,14 +62,18 @@ def format_table(statuses: list[InstanceStatus], currency: str) -> str:
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     out = []
     for i, r in enumerate(rows):
-        out.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+        out.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
         out.extend(details.get(i, []))
     return "\n".join(out)
 
 
 def record_uptimes(statuses: list[InstanceStatus], paths: Paths) -> None:
     """Every instance whose uptime was read (GPUs readable or not: it bills) into the cost ledger."""
-    seen = [(s.name, s.uptime_seconds, s.hourly_rate, s.stats.taken_at) for s in statuses if s.stats and s.uptime_seconds is not None]
+    seen = [
+        (s.name, s.uptime_seconds, s.hourly_rate, s.stats.taken_at)
+        for s in statuses
+        if s.stats and s.uptime_seconds is not None
+    ]
     if seen:
         with Ledger(paths.ledger_file) as ledger:
             if not ledger.observe_many(seen):
@@ -94,6 +98,6 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
         print(format_table(statuses, settings.settings.currency))
     failed = [s for s in statuses if not s.online or s.gpu_error]
     for s in failed:
-        why = s.error if not s.online else f"gpu error: {s.gpu_error.reason}"  # type: ignore[union-attr]
+        why = s.error if not s.online or s.gpu_error is None else f"gpu error: {s.gpu_error.reason}"
         sys.stderr.write(f"gpu-tui: {s.name}: {printable(why or 'failed')}\n")
     return EXIT_PARTIAL if failed else EXIT_OK

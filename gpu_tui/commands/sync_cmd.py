@@ -89,7 +89,7 @@ def run_sync_command(args: argparse.Namespace, settings: Settings, paths: Paths)
     async def go() -> int:
         task = asyncio.current_task()
         assert task is not None
-        _cancel_on_signals(task)  # type: ignore[arg-type]
+        _cancel_on_signals(task)
         await host.connect()
         try:
             job = await plan_sync(

@@ -222,9 +222,10 @@ def _render_update(segment: str, fields: Mapping[str, Any], keep_name: bool, sou
 
 def _same_login(entry: Mapping[str, Any], fields: Mapping[str, Any]) -> bool:
     host, user = fields.get("host"), fields.get("user") or "root"
-    if not isinstance(host, str) or not isinstance(entry.get("host"), str):
+    other = entry.get("host")
+    if not isinstance(host, str) or not isinstance(other, str):
         return False
-    return entry["host"].lower() == host.lower() and entry.get("user", "root") == user
+    return other.lower() == host.lower() and entry.get("user", "root") == user
 
 
 def _match(entries: list[_Entry], fields: Mapping[str, Any], match_host_user: bool) -> tuple[int, bool] | None:

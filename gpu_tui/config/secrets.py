@@ -12,7 +12,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import SecretStr
 
@@ -34,24 +34,33 @@ class _Timeout(Exception):
     pass
 
 
+class _Keyring(Protocol):
+    """What this module uses of the `keyring` module (passed to the operations as `kr`)."""
+
+    def get_password(self, service_name: str, username: str, /) -> str | None: ...
+    def set_password(self, service_name: str, username: str, password: str, /) -> None: ...
+    def delete_password(self, service_name: str, username: str, /) -> None: ...
+
+
 def _call_with_timeout(fn: Callable[[], T], timeout: float) -> T:
     # a daemon thread, not an executor: a keyring blocked on a GUI prompt must not stop exit
-    box: dict[str, object] = {}
+    value: list[T] = []
+    error: list[BaseException] = []
 
     def target() -> None:
         try:
-            box["value"] = fn()
+            value.append(fn())
         except BaseException as exc:  # handed to the caller below
-            box["error"] = exc
+            error.append(exc)
 
     thread = threading.Thread(target=target, name="gpu-tui-keyring", daemon=True)
     thread.start()
     thread.join(timeout)
     if thread.is_alive():
         raise _Timeout()
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box["value"]  # type: ignore[return-value]
+    if error:
+        raise error[0]
+    return value[0]
 
 
 class SecretStore:
@@ -85,10 +94,12 @@ class SecretStore:
     def set_password(self, name: str, password: SecretStr) -> None:
         """Store in the keyring; raise SecretError (with what to do instead) when there is none."""
         self._memory[name] = password
-        ok = self._keyring(
-            lambda kr: kr.set_password(KEYRING_SERVICE, name, password.get_secret_value()) or True,
-            default=False,
-        )
+
+        def store(kr: _Keyring) -> bool:
+            kr.set_password(KEYRING_SERVICE, name, password.get_secret_value())
+            return True
+
+        ok = self._keyring(store, default=False)
         if not ok:
             raise SecretError(
                 f"cannot store the password for {name!r}: {self.keyring_problem}. "
@@ -99,18 +110,18 @@ class SecretStore:
         """Forget the password everywhere we keep it; a missing entry is not an error."""
         self._memory.pop(name, None)
 
-        def delete(kr: object) -> bool:
+        def delete(kr: _Keyring) -> bool:
             import keyring.errors
 
             try:
-                kr.delete_password(KEYRING_SERVICE, name)  # type: ignore[attr-defined]
+                kr.delete_password(KEYRING_SERVICE, name)
             except keyring.errors.PasswordDeleteError:
                 pass
             return True
 
         self._keyring(delete, default=False)
 
-    def _keyring(self, op: Callable[[object], T], default: T) -> T:
+    def _keyring(self, op: Callable[[_Keyring], T], default: T) -> T:
         if self.keyring_problem is not None:
             return default
 

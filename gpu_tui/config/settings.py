@@ -11,7 +11,7 @@ import difflib
 import re
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -152,7 +152,7 @@ def _model_for(loc: tuple[Any, ...]) -> type[BaseModel]:
         if field is None:
             break
         ann = field.annotation
-        inner = getattr(ann, "__args__", (ann,))[0] if ann is not None else None
+        inner = (get_args(ann) or (ann,))[0] if ann is not None else None
         if isinstance(inner, type) and issubclass(inner, BaseModel):
             model = inner
         elif isinstance(ann, type) and issubclass(ann, BaseModel):

@@ -183,7 +183,11 @@ class _Reader:
         seen: set[str] = set()
         for host in self.hosts:
             for pattern in host.patterns:
-                if _is_concrete(pattern) and pattern.lower() not in seen and self.applies(host.conditions, host.never, pattern):
+                if (
+                    _is_concrete(pattern)
+                    and pattern.lower() not in seen
+                    and self.applies(host.conditions, host.never, pattern)
+                ):
                     seen.add(pattern.lower())
                     yield pattern
 

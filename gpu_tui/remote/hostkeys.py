@@ -7,6 +7,7 @@ caller can tell `unknown host key` from `host key changed` (CONTRACTS.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import asyncssh
@@ -14,6 +15,17 @@ import asyncssh
 from gpu_tui.config.atomicfile import SECRET_MODE, write_atomic
 
 __all__ = ["KnownHosts", "host_pattern", "fingerprint"]
+
+KnownHostsMatch = tuple[
+    Sequence[asyncssh.SSHKey],  # trusted host keys
+    Sequence[asyncssh.SSHKey],  # trusted CA keys
+    Sequence[asyncssh.SSHKey],  # revoked keys
+    Sequence[object],  # trusted X.509 certificates (asyncssh does not export their class)
+    Sequence[object],  # revoked X.509 certificates
+    Sequence[object],  # trusted X.509 subject names
+    Sequence[object],  # revoked X.509 subject names
+]
+"""What `asyncssh.SSHKnownHosts.match` returns (its own alias for it is private)."""
 
 
 def host_pattern(host: str, port: int) -> str:
@@ -42,7 +54,7 @@ class KnownHosts:
                 continue
         return asyncssh.import_known_hosts(text)
 
-    def lookup(self, host: str, addr: str, port: int | None) -> tuple[object, ...]:
+    def lookup(self, host: str, addr: str, port: int | None) -> KnownHostsMatch:
         """The match tuple asyncssh expects (host keys, CA keys, revoked, x509...)."""
         return self._load().match(host, addr, port)
 

@@ -20,7 +20,7 @@ class _LocalLines(LineStream):
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self._process = process
 
-    async def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
+    async def __aiter__(self) -> AsyncIterator[str]:
         assert self._process.stdout is not None
         async for raw in self._process.stdout:
             yield raw.decode("utf-8", "replace").rstrip("\r\n")
@@ -37,7 +37,7 @@ class _LocalBytes(ByteStream):
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self._process = process
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:  # type: ignore[override]
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         assert self._process.stdout is not None
         while chunk := await self._process.stdout.read(65536):
             yield chunk

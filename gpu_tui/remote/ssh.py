@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, AnyStr
 
 import asyncssh
 from pydantic import SecretStr
@@ -89,7 +90,9 @@ EXIT_STATUS_WAIT = 5.0
 """After a stream's output ended, how long to wait for its exit status."""
 
 
-async def _await_exit_status(process: asyncssh.SSHClientProcess, lost: asyncio.Future[BaseException | None]) -> None:
+async def _await_exit_status(
+    process: asyncssh.SSHClientProcess[AnyStr], lost: asyncio.Future[BaseException | None]
+) -> None:
     """EOF on stdout comes a moment before the exit status: poll for it, briefly. Only for
     callers that need the status (conda operations); the monitors' streams do not wait, since
     a link whose far end died is noticed sooner by their next channel open."""
@@ -100,11 +103,11 @@ async def _await_exit_status(process: asyncssh.SSHClientProcess, lost: asyncio.F
 
 
 class _SshLines(LineStream):
-    def __init__(self, process: asyncssh.SSHClientProcess, lost: asyncio.Future[BaseException | None]) -> None:
+    def __init__(self, process: asyncssh.SSHClientProcess[str], lost: asyncio.Future[BaseException | None]) -> None:
         self._process = process
         self._lost = lost
 
-    async def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
+    async def __aiter__(self) -> AsyncIterator[str]:
         async for line in self._process.stdout:
             if not line:
                 # asyncssh's iterator hands out readline()'s '' when EOF arrives while it waits;
@@ -122,16 +125,19 @@ class _SshLines(LineStream):
 
 
 class _SshBytes(ByteStream):
-    def __init__(self, process: asyncssh.SSHClientProcess, lost: asyncio.Future[BaseException | None], name: str) -> None:
+    def __init__(
+        self, process: asyncssh.SSHClientProcess[bytes], lost: asyncio.Future[BaseException | None], name: str
+    ) -> None:
         self._process = process
         self._lost = lost
         self._name = name
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:  # type: ignore[override]
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         # A read on a channel whose connection died can wait forever: race it with the loss.
         while True:
             read = asyncio.ensure_future(self._process.stdout.read(65536))
-            await asyncio.wait({read, self._lost}, return_when=asyncio.FIRST_COMPLETED)
+            racing: set[asyncio.Future[Any]] = {read, self._lost}
+            await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
             if not read.done():
                 read.cancel()
                 raise ConnectionLost(f"{self._name}: connection lost")
@@ -200,11 +206,11 @@ class SshHost(Host):
             known_hosts=self._known_hosts.lookup,
             config=[str(self._ssh_config)] if self._ssh_config and self._ssh_config.is_file() else None,
         )
-        keys: list[object] = [str(Path(t.identity_file).expanduser())] if t.identity_file else []
+        keys: list[str | asyncssh.SSHKeyPair] = [str(Path(t.identity_file).expanduser())] if t.identity_file else []
         if t.app_key is not None and t.app_key.is_file():
             if not keys:  # an explicit client_keys replaces asyncssh's defaults: keep them
                 ssh_dir = Path.home() / ".ssh"
-                keys = _loadable_keys([ssh_dir / k for k in DEFAULT_KEYS])
+                keys += _loadable_keys([ssh_dir / k for k in DEFAULT_KEYS])
             keys += _loadable_keys([t.app_key])
         if keys:
             opts["client_keys"] = keys
@@ -224,7 +230,9 @@ class SshHost(Host):
             raise self._host_key_error(client, exc) from None
         except asyncssh.PermissionDenied:
             how = "password" if self._password is not None else "keys"
-            raise AuthFailed(f"{t.user}@{t.host}:{t.port} refused the login ({how}); check the user and credentials") from None
+            raise AuthFailed(
+                f"{t.user}@{t.host}:{t.port} refused the login ({how}); check the user and credentials"
+            ) from None
         except TimeoutError:
             raise Unreachable(f"{t.host}:{t.port}: no SSH answer within {self._connect_timeout:g} s") from None
         except (OSError, asyncssh.Error) as exc:

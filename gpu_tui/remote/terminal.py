@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import threading
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 import asyncssh
 
@@ -195,23 +197,23 @@ async def pump(
         stopped_by.append(signum)
         process.close()
 
-    handlers: list[tuple[int, object]] = []
+    handlers: list[tuple[int, Callable[[], object]]] = []
     if winch_fd is not None and hasattr(signal, "SIGWINCH"):
         handlers.append((signal.SIGWINCH, resized))
     for sig_name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, sig_name):
             signum = int(getattr(signal, sig_name))
-            handlers.append((signum, lambda s=signum: stop(s)))
+            handlers.append((signum, functools.partial(stop, signum)))
     for signum, handler in handlers:
         with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # not main thread / Windows
-            loop.add_signal_handler(signum, handler)  # type: ignore[arg-type]
+            loop.add_signal_handler(signum, handler)
             installed.append(signum)
 
     output = asyncio.ensure_future(
         asyncio.gather(_drain(process.stdout, stdout_fd, broken), _drain(process.stderr, stderr_fd, broken))
     )
     feed = asyncio.ensure_future(_feed(process, stdin_fd))
-    gone = asyncio.ensure_future(lost)
+    gone: asyncio.Future[Any] = asyncio.ensure_future(lost)  # its result is never read
     closed: asyncio.Future[None] | None = None
     try:
         await asyncio.wait({output, gone}, return_when=asyncio.FIRST_COMPLETED)

@@ -68,7 +68,8 @@ def _post(url: str, token: str, timeout: float) -> bytes:
     req = urllib.request.Request(url, data=b"", method="POST", headers={"Authorization": token})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (https, or a test server)
-            return resp.read(65536)
+            body: bytes = resp.read(65536)
+            return body
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403):
             raise AuthFailed("AutoDL balance API refused the developer token (check console -> settings)") from None

@@ -128,7 +128,8 @@ _ARM = r"""
 set -u
 umask 077
 state=__STATE__
-setsid -f true >/dev/null 2>&1 || { echo "setsid -f does not work on the instance (util-linux 2.30 or newer is needed)"; exit 90; }
+setsid -f true >/dev/null 2>&1 ||
+  { echo "setsid -f does not work on the instance (util-linux 2.30 or newer is needed)"; exit 90; }
 cd "$state" && state=$(pwd -P) || exit 94
 script="$state/bin/__SCRIPT__"
 [ -f "$script" ] || { echo "the watchdog script is missing"; exit 93; }
@@ -166,7 +167,8 @@ if [ -f "$pidf" ]; then
   case $pid in ''|*[!0-9]*) ;; *)
     echo "pid $pid"
     st=; read -r _ _ st _ 2>/dev/null < "/proc/$pid/stat"
-    if [ -n "$st" ] && [ "$st" != Z ] && tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q 'autostop-v[0-9][0-9]*\.sh'; then
+    if [ -n "$st" ] && [ "$st" != Z ] &&
+      tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q 'autostop-v[0-9][0-9]*\.sh'; then
       echo "alive 1"
     fi ;;
   esac
@@ -186,9 +188,13 @@ def status_command(inst: InstanceConfig) -> str:
 
 
 async def _install(host: Host, inst: InstanceConfig) -> None:
-    res = await host.run(sh_c(_fill(_INSTALL, STATE=_state(inst), SCRIPT=SCRIPT_NAME)), stdin=_script_text(), timeout=30)
+    res = await host.run(
+        sh_c(_fill(_INSTALL, STATE=_state(inst), SCRIPT=SCRIPT_NAME)), stdin=_script_text(), timeout=30
+    )
     if not res.ok:
-        raise RemoteError(f"{inst.name}: cannot write to state_dir {inst.state_dir}: {(res.stderr or res.stdout).strip()[:300]}")
+        raise RemoteError(
+            f"{inst.name}: cannot write to state_dir {inst.state_dir}: {(res.stderr or res.stdout).strip()[:300]}"
+        )
 
 
 def _before_script(inst: InstanceConfig, command: str) -> str:

@@ -90,14 +90,24 @@ async def resolve_env(host: Host, name: str) -> str:
     check_env_name(name)
     install = await conda_envs(host)
     if install is None:
-        raise InputError(f"{host.name}: --env {name}: no conda found on the instance (looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, /opt/conda)")
+        raise InputError(
+            f"{host.name}: --env {name}: no conda found on the instance "
+            "(looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, /opt/conda)"
+        )
     if name not in install.envs:
         known = ", ".join(sorted(install.envs)) or "none"
-        raise InputError(f"{host.name}: no conda env {name!r} (there are: {known}); create it with `gpu-tui conda {host.name} create {name} --python 3.11`")
+        raise InputError(
+            f"{host.name}: no conda env {name!r} (there are: {known}); "
+            f"create it with `gpu-tui conda {host.name} create {name} --python 3.11`"
+        )
     return install.envs[name]
 
 
-PKG_SPEC_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*(\[[A-Za-z0-9,._\-]+\])?([=<>!~]=?[A-Za-z0-9.*+!_\-]+(,[=<>!~]=?[A-Za-z0-9.*+!_\-]+)*)?$")
+PKG_SPEC_RE = re.compile(
+    r"^[A-Za-z0-9][A-Za-z0-9._\-]*"  # the name
+    r"(\[[A-Za-z0-9,._\-]+\])?"  # [extras]
+    r"([=<>!~]=?[A-Za-z0-9.*+!_\-]+(,[=<>!~]=?[A-Za-z0-9.*+!_\-]+)*)?$"  # version constraints
+)
 PYTHON_RE = re.compile(r"^[23](\.\d{1,2}){0,2}$")
 
 
@@ -109,7 +119,8 @@ def check_env_name(name: str) -> None:
 async def env_pythons(host: Host, install: CondaInstall) -> dict[str, str | None]:
     """Each env's python version (None for an env without python), in one exec."""
     script = "".join(
-        f'printf "%s\\t" {quote(name)}; if [ -x {quote(prefix)}/bin/python ]; then {quote(prefix)}/bin/python --version 2>&1 | head -n 1; else echo; fi\n'
+        f'printf "%s\\t" {quote(name)}; if [ -x {quote(prefix)}/bin/python ]; '
+        f"then {quote(prefix)}/bin/python --version 2>&1 | head -n 1; else echo; fi\n"
         for name, prefix in install.envs.items()
     )
     res = await host.run(sh_c(script), timeout=60)
@@ -130,7 +141,10 @@ async def env_sizes(host: Host, install: CondaInstall, *, timeout: float = 120) 
     lines = []
     for name, prefix in install.envs.items():
         q = quote(prefix)
-        du = f"du -sk --exclude={q}/envs --exclude={q}/pkgs {q} 2>/dev/null || du -sk {q}" if name == "base" else f"du -sk {q}"
+        if name == "base":
+            du = f"du -sk --exclude={q}/envs --exclude={q}/pkgs {q} 2>/dev/null || du -sk {q}"
+        else:
+            du = f"du -sk {q}"
         lines.append(f'printf "%s\\t" {quote(name)}; ({du}) 2>/dev/null | head -n 1 | cut -f 1; true\n')
     res = await host.run(sh_c("".join(lines)), timeout=timeout)
     out: dict[str, int | None] = {name: None for name in install.envs}

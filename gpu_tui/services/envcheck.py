@@ -48,8 +48,10 @@ echo "{SECTION} nvsmi"; nvidia-smi --query-gpu=name --format=csv,noheader 2>&1; 
 echo "{SECTION} nvsmi_version"; nvidia-smi --version 2>/dev/null || nvidia-smi 2>/dev/null | head -n 5
 echo "{SECTION} python"; python3 --version 2>&1; echo "{RC} $?"
 echo "{SECTION} conda"; c=$( {FIND_CONDA_SCRIPT} ); if [ -n "$c" ]; then echo "$c"; "$c" --version 2>&1 | head -n 1; fi
-echo "{SECTION} conda_init"; for f in "$HOME/.bashrc" "$HOME/.zshrc"; do grep -qs ">>> conda initialize >>>" "$f" && echo "$f"; done
-echo "{SECTION} disks"; for p in {disk_words}; do [ -d "$p" ] && df -Pk "$p" 2>/dev/null | tail -n 1 | sed "s|^|$p |"; done
+echo "{SECTION} conda_init"
+for f in "$HOME/.bashrc" "$HOME/.zshrc"; do grep -qs ">>> conda initialize >>>" "$f" && echo "$f"; done
+echo "{SECTION} disks"
+for p in {disk_words}; do [ -d "$p" ] && df -Pk "$p" 2>/dev/null | tail -n 1 | sed "s|^|$p |"; done
 echo "{SECTION} mem"; grep -E '^(MemTotal|MemAvailable):' /proc/meminfo
 exit 0
 """
@@ -63,7 +65,9 @@ async def _module(host: Host, python: str, name: str, timeout: float) -> PyModul
     return parse_module(res.stdout)
 
 
-async def check_environment(host: Host, inst: InstanceConfig, env: str | None = None, *, import_timeout: float = 90.0) -> EnvFacts:
+async def check_environment(
+    host: Host, inst: InstanceConfig, env: str | None = None, *, import_timeout: float = 90.0
+) -> EnvFacts:
     """Probe the instance; with `env`, torch/paddle are checked in that conda env (InputError if
     it does not exist), else in conda's base where conda exists, else python3 on PATH."""
     prefix = await resolve_env(host, env) if env else None

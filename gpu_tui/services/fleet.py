@@ -67,7 +67,8 @@ class InstanceView:
     def current_job(self) -> JobInfo | None:
         """The job `l` opens: the newest running one, else the newest."""
         running = [j for j in self.jobs if j.state == "running"]
-        return (running or list(self.jobs) or [None])[-1]
+        candidates = running or self.jobs
+        return candidates[-1] if candidates else None
 
     @property
     def name(self) -> str:
@@ -221,7 +222,9 @@ class Fleet:
         for task in self._running.pop(cfg.name, []):
             task.cancel()  # the old monitor's clean-up runs as it unwinds
         self.views[cfg.name] = InstanceView(cfg, history=HostHistory(history_len))
-        self.monitors[cfg.name] = HostMonitor(host, self._handle, refresh_seconds=refresh, stats_seconds=stats, clock=self._clock)
+        self.monitors[cfg.name] = HostMonitor(
+            host, self._handle, refresh_seconds=refresh, stats_seconds=stats, clock=self._clock
+        )
         self.watchers[cfg.name] = JobWatcher(host, cfg, self._handle, is_online=self._online_check(cfg.name))
         self.hosts[cfg.name] = host
         if self._tasks is not None:

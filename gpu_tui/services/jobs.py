@@ -122,9 +122,12 @@ set -u
 umask 077
 state=__STATE__
 d=__DIR__
-setsid -f true >/dev/null 2>&1 || { echo "setsid -f does not work on the instance (util-linux 2.30 or newer is needed)"; exit 90; }
+setsid -f true >/dev/null 2>&1 ||
+  { echo "setsid -f does not work on the instance (util-linux 2.30 or newer is needed)"; exit 90; }
 if [ __HASCWD__ = 1 ] && ! [ -d __CWD__ ]; then echo "working directory __CWDTEXT__ does not exist"; exit 91; fi
-if [ "__TMUX__" = 1 ] && ! command -v tmux >/dev/null 2>&1; then echo "tmux is not installed on the instance"; exit 92; fi
+if [ "__TMUX__" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
+  echo "tmux is not installed on the instance"; exit 92
+fi
 runner="$state/bin/__RUNNER__"
 [ -f "$runner" ] || { echo "runner missing"; exit 93; }
 mkdir -p "$d" || exit 94
@@ -157,9 +160,13 @@ async def _ensure_runner(host: Host, inst: InstanceConfig) -> None:
     check = await host.run(sh_c(f"[ -f {state}/bin/{RUNNER_NAME} ]"), timeout=15)
     if check.ok:
         return
-    res = await host.run(sh_c(_fill(_INSTALL_RUNNER, STATE=state, RUNNER=RUNNER_NAME)), stdin=_runner_text(), timeout=30)
+    res = await host.run(
+        sh_c(_fill(_INSTALL_RUNNER, STATE=state, RUNNER=RUNNER_NAME)), stdin=_runner_text(), timeout=30
+    )
     if not res.ok:
-        raise RemoteError(f"{inst.name}: cannot write to state_dir {inst.state_dir}: {(res.stderr or res.stdout).strip()[:300]}")
+        raise RemoteError(
+            f"{inst.name}: cannot write to state_dir {inst.state_dir}: {(res.stderr or res.stdout).strip()[:300]}"
+        )
 
 
 async def start_job(host: Host, inst: InstanceConfig, req: JobRequest) -> JobRequest:
@@ -346,7 +353,9 @@ tail -c +"$start" -- "$f" | head -c $((s - start + 1))
 """
 
 
-async def read_log_window(host: Host, inst: InstanceConfig, job_id: str, window: int = 256 * 1024) -> tuple[int, str, bool]:
+async def read_log_window(
+    host: Host, inst: InstanceConfig, job_id: str, window: int = 256 * 1024
+) -> tuple[int, str, bool]:
     """(log size in bytes, its last `window` bytes decoded, whether that is the whole log)."""
     res = await host.run(sh_c(_fill(_WINDOW, DIR=job_dir(inst, job_id), WINDOW=str(int(window)))), timeout=60)
     head, _, body = res.stdout.partition("\n")

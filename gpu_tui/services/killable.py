@@ -92,7 +92,9 @@ class Killable:
         while True:
             if self.ended:
                 return True
-            probe = await self.host.run(f"kill -0 -- -{self.pid} 2>/dev/null || kill -0 {self.pid} 2>/dev/null", timeout=10)
+            probe = await self.host.run(
+                f"kill -0 -- -{self.pid} 2>/dev/null || kill -0 {self.pid} 2>/dev/null", timeout=10
+            )
             if not probe.ok:
                 return True
             left = deadline - loop.time()

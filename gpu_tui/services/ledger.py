@@ -195,8 +195,12 @@ class Ledger:
                 (name, boot - tol, boot + tol),
             )
         ]
-        prev_end = db.execute("SELECT MAX(end_at) FROM intervals WHERE name = ? AND boot < ?", (name, boot - tol)).fetchone()[0]
-        next_start = db.execute("SELECT MIN(start_at) FROM intervals WHERE name = ? AND boot > ?", (name, boot + tol)).fetchone()[0]
+        prev_end = db.execute(
+            "SELECT MAX(end_at) FROM intervals WHERE name = ? AND boot < ?", (name, boot - tol)
+        ).fetchone()[0]
+        next_start = db.execute(
+            "SELECT MIN(start_at) FROM intervals WHERE name = ? AND boot > ?", (name, boot + tol)
+        ).fetchone()[0]
         plan = plan_observation(same, boot, seen, rate, prev_end=prev_end, next_start=next_start)
         if isinstance(plan, Extend):
             db.execute("UPDATE intervals SET end_at = ?, closed_reason = NULL WHERE id = ?", (plan.end, plan.id))

@@ -62,7 +62,8 @@ class LogFollower:
             try:
                 if not self.host.connected:
                     raise ConnectionLost(f"{self.inst.name}: not connected")
-                async with self.host.stream_bytes(jobsvc.follow_log_command(self.inst, self.job_id, self.offset)) as out:
+                command = jobsvc.follow_log_command(self.inst, self.job_id, self.offset)
+                async with self.host.stream_bytes(command) as out:
                     async for chunk in out:
                         self.offset += len(chunk)
                         yield chunk

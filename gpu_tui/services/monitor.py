@@ -64,9 +64,19 @@ class HostMonitor:
         """Skip the current wait (backoff, or a failure waiting for the user) and connect again."""
         self._wake.set()
 
-    def _state(self, state: ConnState, **kw: object) -> None:
+    def _state(
+        self,
+        state: ConnState,
+        *,
+        message: str | None = None,
+        retry_at: float | None = None,
+        fingerprint: str | None = None,
+        key_line: str | None = None,
+    ) -> None:
         self.state = state
-        self._emit(StateChanged(self.name, state, **kw))  # type: ignore[arg-type]
+        self._emit(StateChanged(
+            self.name, state, message=message, retry_at=retry_at, fingerprint=fingerprint, key_line=key_line
+        ))
 
     async def _sleep_or_wake(self, seconds: float | None) -> None:
         self._wake.clear()
@@ -87,7 +97,8 @@ class HostMonitor:
                     await self._sleep_or_wake(None)
                     continue
                 except (HostKeyChanged, HostKeyUnknown) as exc:
-                    state = ConnState.HOST_KEY_CHANGED if isinstance(exc, HostKeyChanged) else ConnState.HOST_KEY_UNKNOWN
+                    changed = isinstance(exc, HostKeyChanged)
+                    state = ConnState.HOST_KEY_CHANGED if changed else ConnState.HOST_KEY_UNKNOWN
                     self._state(state, message=exc.message, fingerprint=exc.fingerprint, key_line=exc.key_line)
                     await self._sleep_or_wake(None)
                     continue

@@ -24,7 +24,10 @@ from gpu_tui.remote.ssh import SshHost, SshTarget
 from gpu_tui.services.appkey import ensure_app_key, install_public_key
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
 
-__all__ = ["NewInstance", "login_host", "check_login", "install_app_key", "save_instance", "same_machine", "entry_to_update", "final_name", "Onboarder"]
+__all__ = [
+    "NewInstance", "login_host", "check_login", "install_app_key", "save_instance", "same_machine", "entry_to_update",
+    "final_name", "Onboarder",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +87,9 @@ def same_machine(paths: Paths, host: str, old_port: int, key_line: str | None) -
     return bool(key_line) and known_hosts_for(paths).is_known(host, old_port, key_line or "")
 
 
-def entry_to_update(config: Path, new: NewInstance, old_port: int | None, paths: Paths, key_line: str | None) -> str | None:
+def entry_to_update(
+    config: Path, new: NewInstance, old_port: int | None, paths: Paths, key_line: str | None
+) -> str | None:
     """The name of the existing entry this login re-adds (same host and user, and the same port
     or the same host key), else None."""
     if not config.exists():
@@ -97,7 +102,9 @@ def entry_to_update(config: Path, new: NewInstance, old_port: int | None, paths:
     return None
 
 
-def final_name(paths: Paths, instances: Sequence[InstanceConfig], new: NewInstance, key_line: str | None, *, named: bool) -> str:
+def final_name(
+    paths: Paths, instances: Sequence[InstanceConfig], new: NewInstance, key_line: str | None, *, named: bool
+) -> str:
     """The name to write under: the one the user gave; else the entry this login re-adds (same
     host and user, and the same port or host key: the provider moved it); else a new name."""
     if named:
@@ -128,7 +135,9 @@ class Onboarder:
         self.instances = [inst if i.name == name else i for i in self.instances]
         return inst
 
-    def finish(self, new: NewInstance, password: SecretStr | None, *, save_password: bool) -> tuple[str, InstanceConfig, SshHost, str | None]:
+    def finish(
+        self, new: NewInstance, password: SecretStr | None, *, save_password: bool
+    ) -> tuple[str, InstanceConfig, SshHost, str | None]:
         """Blocking (the keyring): store the password, write the entry; ("added" | "updated",
         its config, a host for the dashboard, a warning or None)."""
         warning = None

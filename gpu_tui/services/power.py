@@ -9,6 +9,7 @@ unreachable to begin with, so nothing could be verified) is reported as NOT shut
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -107,7 +108,10 @@ async def shutdown_instance(
         try:
             await asyncio.wait_for(host.wait_closed(), verify_seconds)
         except TimeoutError:
-            return result(False, f"NOT shut down: the shutdown command ran, but the instance was still up after {verify_seconds:g} s")
+            return result(
+                False,
+                f"NOT shut down: the shutdown command ran, but the instance was still up after {verify_seconds:g} s",
+            )
     finally:
         await host.close()
     answer = await _still_reachable(make_host)
@@ -117,13 +121,17 @@ async def shutdown_instance(
 
 
 async def shutdown_many(
-    instances: Iterable[InstanceConfig], make_host: Callable[[InstanceConfig], Host], *, verify_seconds: float = VERIFY_SECONDS,
+    instances: Iterable[InstanceConfig],
+    make_host: Callable[[InstanceConfig], Host],
+    *,
+    verify_seconds: float = VERIFY_SECONDS,
     before: Before | None = None,
 ) -> list[ShutdownResult]:
     """Every instance at once; results in the order given."""
     insts = list(instances)
     return list(await asyncio.gather(*(
-        shutdown_instance(i, lambda i=i: make_host(i), verify_seconds=verify_seconds, before=before) for i in insts
+        shutdown_instance(i, functools.partial(make_host, i), verify_seconds=verify_seconds, before=before)
+        for i in insts
     )))
 
 

@@ -108,6 +108,11 @@ async def collect_status(hosts: Sequence[tuple[Host, float]], *, overall_timeout
             return await asyncio.wait_for(sample_host(host, rate), overall_timeout)
         except TimeoutError:
             await host.close()
-            return InstanceStatus(name=host.name, hourly_rate=rate, error=f"no answer within {overall_timeout:g} s", error_title="unreachable")
+            return InstanceStatus(
+                name=host.name,
+                hourly_rate=rate,
+                error=f"no answer within {overall_timeout:g} s",
+                error_title="unreachable",
+            )
 
     return list(await asyncio.gather(*(one(h, r) for h, r in hosts)))

@@ -80,7 +80,7 @@ class SyncJob:
 def check_direction(word: str) -> Direction:
     if word not in DIRECTIONS:
         raise InputError(f"direction must be push or pull, got {word!r}")
-    return word  # type: ignore[return-value]
+    return word
 
 
 async def probe_remote(host: Host) -> RemoteInfo:
@@ -136,10 +136,14 @@ async def plan_sync(
     method, why, exe = _choose(inst.name, info, transport, force_sftp)
     if method == "rsync":
         await _prepare_remote(host, inst.name, way, remote_dir, dry_run)
-    return SyncJob(inst.name, way, local_dir, remote_dir, tuple(inst.sync.exclude), method, why, dry_run, bwlimit_kib, exe)
+    return SyncJob(
+        inst.name, way, local_dir, remote_dir, tuple(inst.sync.exclude), method, why, dry_run, bwlimit_kib, exe
+    )
 
 
-def _choose(name: str, info: RemoteInfo, transport: Transport | None, force_sftp: bool) -> tuple[Method, str, str | None]:
+def _choose(
+    name: str, info: RemoteInfo, transport: Transport | None, force_sftp: bool
+) -> tuple[Method, str, str | None]:
     if force_sftp:
         return "sftp", "--sftp", None
     if transport is None:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.syncplan import (
     RSYNC_PARTIAL_DIR,
+    Direction,
     SyncProgress,
     SyncSummary,
     parse_progress,
@@ -106,7 +107,7 @@ async def _kill(process: asyncio.subprocess.Process) -> None:
 async def run_rsync(
     argv: list[str],
     transport: Transport,
-    direction: str,
+    direction: Direction,
     local: str,
     remote: str,
     on_progress: Callable[[SyncProgress], None],
@@ -177,4 +178,4 @@ async def run_rsync(
         sent = stats.transferred_size
     else:
         sent = stats.bytes_sent if direction == "push" else stats.bytes_received
-    return SyncSummary(direction, "rsync", local, remote, stats.files, sent, time.monotonic() - started, dry_run)  # type: ignore[arg-type]
+    return SyncSummary(direction, "rsync", local, remote, stats.files, sent, time.monotonic() - started, dry_run)

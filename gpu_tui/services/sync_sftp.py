@@ -17,7 +17,7 @@ import os
 import posixpath
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import BinaryIO
 
 import asyncssh
@@ -94,7 +94,9 @@ async def _remote_tail(sftp: asyncssh.SFTPClient, path: str, end: int) -> bytes:
         return await f.read(n, end - n)
 
 
-async def _upload(sftp: asyncssh.SFTPClient, local: str, remote: str, f: FileInfo, partial: int | None, st: _State) -> None:
+async def _upload(
+    sftp: asyncssh.SFTPClient, local: str, remote: str, f: FileInfo, partial: int | None, st: _State
+) -> None:
     src = local_path(local, f.rel)
     target = posixpath.join(remote, f.rel)
     part = _partial_path(target, posixpath.join, posixpath.split)
@@ -135,7 +137,9 @@ async def _upload(sftp: asyncssh.SFTPClient, local: str, remote: str, f: FileInf
     st.finished()
 
 
-async def _download(sftp: asyncssh.SFTPClient, local: str, remote: str, f: FileInfo, partial: int | None, st: _State) -> None:
+async def _download(
+    sftp: asyncssh.SFTPClient, local: str, remote: str, f: FileInfo, partial: int | None, st: _State
+) -> None:
     source = posixpath.join(remote, f.rel)
     target = local_path(local, f.rel)
     part = _partial_path(target, os.path.join, os.path.split)
@@ -151,7 +155,7 @@ async def _download(sftp: asyncssh.SFTPClient, local: str, remote: str, f: FileI
         async with sftp.open(source, "rb") as inp:
             pos = offset
             while pos < f.size:
-                data = await inp.read(min(CHUNK, f.size - pos), pos)
+                data: bytes = await inp.read(min(CHUNK, f.size - pos), pos)
                 if not data:
                     break
                 await asyncio.to_thread(fh.write, data)
@@ -166,13 +170,15 @@ async def _download(sftp: asyncssh.SFTPClient, local: str, remote: str, f: FileI
     st.finished()
 
 
-async def _transfer_all(items: list[tuple[FileInfo, int | None]], one: Callable[..., object]) -> None:
+async def _transfer_all(
+    items: list[tuple[FileInfo, int | None]], one: Callable[[FileInfo, int | None], Awaitable[object]]
+) -> None:
     queue = list(items)
 
     async def worker() -> None:
         while queue:
             f, partial = queue.pop(0)
-            await one(f, partial)  # type: ignore[misc]
+            await one(f, partial)
 
     try:
         async with asyncio.TaskGroup() as tg:
@@ -205,8 +211,8 @@ async def run_sftp(
     except (asyncssh.Error, OSError) as exc:
         raise RemoteError(f"{name}: no SFTP on the instance ({exc}); it needs rsync or SFTP for sync") from None
     try:
-        async with sftp:
-            return await _run(sftp, name, direction, local, remote, ex, on_progress, dry_run, bwlimit_kib, started)
+        async with sftp:  # typed as if it could swallow an exception: the return is below
+            summary = await _run(sftp, name, direction, local, remote, ex, on_progress, dry_run, bwlimit_kib, started)
     except asyncssh.SFTPError as exc:
         where = f"{name}:{remote}" if direction == "push" else local
         raise RemoteError(f"{name}: SFTP: {exc.reason} (syncing {where})") from None
@@ -214,6 +220,7 @@ async def run_sftp(
         raise ConnectionLost(f"{name}: connection lost during sync ({exc})") from None
     except OSError as exc:
         raise GpuTuiError(f"local {exc.filename or local}: {exc.strerror or exc}") from None
+    return summary
 
 
 async def _run(
@@ -244,11 +251,15 @@ async def _run(
     plan = [
         (f, dst.partials.get(rel))
         for rel, f in src.files.items()
-        if needs_transfer(f.size, f.mtime, *((dst.files[rel].size, dst.files[rel].mtime) if rel in dst.files else (None, None)))
+        if needs_transfer(
+            f.size, f.mtime, *((dst.files[rel].size, dst.files[rel].mtime) if rel in dst.files else (None, None))
+        )
     ]
     total = sum(f.size for f, _ in plan)
     if dry_run:
-        return SyncSummary(direction, "sftp", local, remote, len(plan), total, time.monotonic() - started, True, src.links)
+        return SyncSummary(
+            direction, "sftp", local, remote, len(plan), total, time.monotonic() - started, True, src.links
+        )
     have = set(dst.dirs)
     if direction == "push":
         await sftp.makedirs(remote, exist_ok=True)
@@ -262,4 +273,6 @@ async def _run(
     st.report()
     move = _upload if direction == "push" else _download
     await _transfer_all(plan, lambda f, partial: move(sftp, local, remote, f, partial, st))
-    return SyncSummary(direction, "sftp", local, remote, st.files, st.sent, time.monotonic() - started, False, src.links)
+    return SyncSummary(
+        direction, "sftp", local, remote, st.files, st.sent, time.monotonic() - started, False, src.links
+    )

@@ -89,7 +89,7 @@ async def remote_tree(sftp: asyncssh.SFTPClient, root: str, ex: Excludes) -> Tre
     while level:
         listings = await asyncio.gather(*(listing(d) for d in level))
         next_level: list[str] = []
-        for reldir, names in zip(level, listings):
+        for reldir, names in zip(level, listings, strict=True):
             for n in sorted(names, key=lambda n: str(n.filename)):
                 name = str(n.filename)
                 if name in (".", ".."):

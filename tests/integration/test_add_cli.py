@@ -18,14 +18,19 @@ from sshhelp import cli_env
 
 pytestmark = pytest.mark.sshd
 
-HEADER = "# my GPUs\n[settings]\ncurrency = \"¥\"   # yuan\nconnect_timeout_seconds = 3\n\n# the old box\n[[instances]]\nname = \"old\"\nhost = \"10.9.9.9\"\n"
+HEADER = (
+    "# my GPUs\n[settings]\ncurrency = \"¥\"   # yuan\nconnect_timeout_seconds = 3\n\n"
+    "# the old box\n[[instances]]\nname = \"old\"\nhost = \"10.9.9.9\"\n"
+)
 
 
 def env_for(tmp: Path) -> dict[str, str]:
     return cli_env(tmp, keyring="keyrings.alt.file.PlaintextKeyring")
 
 
-def gpu_tui(tmp: Path, *args: str, stdin: str = "", watch_argv_for: str | None = None) -> subprocess.CompletedProcess[str]:
+def gpu_tui(
+    tmp: Path, *args: str, stdin: str = "", watch_argv_for: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the CLI; with `watch_argv_for`, scan every process's argv while it runs."""
     seen: list[str] = []
     proc = subprocess.Popen(
@@ -64,12 +69,15 @@ def keyring_text(tmp: Path) -> str:
     return f.read_text() if f.exists() else ""
 
 
-def test_add_with_password_keeps_comments_and_stores_the_secret_in_the_keyring(sshd_instance, password_user, tmp_path: Path) -> None:
+def test_add_with_password_keeps_comments_and_stores_the_secret_in_the_keyring(
+    sshd_instance, password_user, tmp_path: Path
+) -> None:
     cfg = tmp_path / "config.toml"
     cfg.write_text(HEADER)
     login = f"ssh -p {sshd_instance.port} {password_user.name}@{sshd_instance.host}"
     res = gpu_tui(tmp_path, "add", login, "--password-stdin", "--trust", sshd_instance.host_key_fingerprint,
-                  "--rate", "1.98", "--name", "box", stdin=password_user.password + "\n", watch_argv_for=password_user.password)
+                  "--rate", "1.98", "--name", "box", stdin=password_user.password + "\n",
+                  watch_argv_for=password_user.password)
     assert res.returncode == 0, res.stderr
     assert "added box" in res.stdout
     text = cfg.read_text()
@@ -95,8 +103,8 @@ def test_add_with_password_keeps_comments_and_stores_the_secret_in_the_keyring(s
 
 def test_install_key_then_no_password_needed(sshd_instance, password_user, tmp_path: Path) -> None:
     login = f"ssh -p {sshd_instance.port} {password_user.name}@{sshd_instance.host}"
-    res = gpu_tui(tmp_path, "add", login, "--password-stdin", "--install-key", "--trust", sshd_instance.host_key_fingerprint,
-                  "--name", "box", stdin=password_user.password + "\n")
+    res = gpu_tui(tmp_path, "add", login, "--password-stdin", "--install-key",
+                  "--trust", sshd_instance.host_key_fingerprint, "--name", "box", stdin=password_user.password + "\n")
     assert res.returncode == 0, res.stderr
     assert "installed gpu-tui's key" in res.stdout
     key = tmp_path / "xdg-data" / "gpu-tui" / "id_ed25519"
@@ -119,13 +127,14 @@ def test_failures_write_nothing(sshd_instance, password_user, tmp_path: Path) ->
     cfg.write_text(HEADER)
     login = f"ssh -p {sshd_instance.port} {password_user.name}@{sshd_instance.host}"
     fp = sshd_instance.host_key_fingerprint
+    other_port = sshd_instance.port + 1 if sshd_instance.port < 65535 else 1
     cases = [
         (["add", "ssh -p 70000 root@h"], "", 2, "port"),
         (["add", "telnet h"], "", 2, "login command"),
         (["add", login, "--password-stdin"], "x\n", 2, f"--trust {fp}"),  # unknown key, nobody to ask
         (["add", login, "--password-stdin", "--trust", "SHA256:not-it"], "x\n", 2, f"offers host key {fp}"),
         (["add", login, "--password-stdin", "--trust", fp], "wrong\n", 3, "nothing written"),
-        (["add", f"ssh -p {sshd_instance.port + 1 if sshd_instance.port < 65535 else 1} root@127.0.0.1", "--password-stdin"], "x\n", 3, "unreachable"),
+        (["add", f"ssh -p {other_port} root@127.0.0.1", "--password-stdin"], "x\n", 3, "unreachable"),
     ]
     for args, stdin, code, message in cases:
         res = gpu_tui(tmp_path, *args, stdin=stdin)
@@ -134,7 +143,8 @@ def test_failures_write_nothing(sshd_instance, password_user, tmp_path: Path) ->
         assert cfg.read_text() == HEADER, args
     # a changed host key is refused too
     known = tmp_path / "xdg-data" / "gpu-tui" / "known_hosts"
-    known.write_text(f"[{sshd_instance.host}]:{sshd_instance.port} ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl\n")
+    other_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
+    known.write_text(f"[{sshd_instance.host}]:{sshd_instance.port} {other_key}\n")
     res = gpu_tui(tmp_path, "add", login, "--password-stdin", stdin=password_user.password + "\n")
     assert res.returncode == 3 and "host key changed" in res.stderr, res.stderr
     assert cfg.read_text() == HEADER
@@ -144,7 +154,9 @@ def test_readding_after_a_port_change_updates_the_same_entry(sshd_factory, tmp_p
     first = sshd_factory("first")
     key = first.client_key_path
     login = f"ssh -p {first.port} -i {key} root@{first.host}"
-    res = gpu_tui(tmp_path, "add", login, "--password-stdin", "--trust", first.host_key_fingerprint, "--rate", "2", stdin="\n")
+    res = gpu_tui(
+        tmp_path, "add", login, "--password-stdin", "--trust", first.host_key_fingerprint, "--rate", "2", stdin="\n"
+    )
     assert res.returncode == 0, res.stderr
     name = tomllib.loads((tmp_path / "config.toml").read_text())["instances"][0]["name"]
     # the same machine on a new port: same host key
@@ -171,7 +183,8 @@ def test_from_ssh_config(tmp_path: Path) -> None:
     ssh = tmp_path / "home" / ".ssh"
     ssh.mkdir(parents=True)
     (ssh / "config").write_text(
-        "Host lab\n  HostName 10.0.0.5\n  User alice\n  Port 2200\n\nHost runpod-a\n  HostName 213.173.108.12\n  Port 17445\n"
+        "Host lab\n  HostName 10.0.0.5\n  User alice\n  Port 2200\n\n"
+        "Host runpod-a\n  HostName 213.173.108.12\n  Port 17445\n"
         "  IdentityFile ~/.ssh/id_ed25519\n\nHost *\n  User root\n"
     )
     res = gpu_tui(tmp_path, "add", "--from-ssh-config", "lab")

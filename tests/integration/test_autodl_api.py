@@ -19,7 +19,9 @@ TOKEN = "dev-token-123"
 
 
 class FakeAutoDL(BaseHTTPRequestHandler):
-    reply: dict | bytes = {"code": "Success", "data": {"assets": 123450, "accumulate": 990000, "voucher_balance": 10000}, "msg": ""}
+    reply: dict | bytes = {
+        "code": "Success", "data": {"assets": 123450, "accumulate": 990000, "voucher_balance": 10000}, "msg": ""
+    }
     seen: list[tuple[str, str, str | None]] = []
 
     def do_POST(self) -> None:  # noqa: N802
@@ -76,7 +78,9 @@ async def test_errors_are_one_clear_line(server: str, monkeypatch: pytest.Monkey
 
 
 @pytest.mark.sshd
-async def test_the_fleet_bar_shows_the_balance(server: str, sshd_instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_fleet_bar_shows_the_balance(
+    server: str, sshd_instance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from sshhelp import config_text
 
     from gpu_tui.config.paths import Paths

@@ -25,7 +25,8 @@ def ledger_path(tmp: Path) -> Path:
 
 def run_cost(tmp: Path, *args: str, config: str = "") -> subprocess.CompletedProcess[str]:
     cfg = tmp / "config.toml"
-    cfg.write_text(config or '[settings]\ncurrency = "¥"\n\n[[instances]]\nname = "kept"\nhost = "10.0.0.1"\nhourly_rate = 1.98\n')
+    default = '[settings]\ncurrency = "¥"\n\n[[instances]]\nname = "kept"\nhost = "10.0.0.1"\nhourly_rate = 1.98\n'
+    cfg.write_text(config or default)
     (tmp / "home").mkdir(exist_ok=True)
     env = {
         "PATH": os.environ["PATH"],

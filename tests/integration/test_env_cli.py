@@ -11,7 +11,9 @@ from sshhelp import run_gpu_tui
 
 pytestmark = pytest.mark.sshd
 
-TOP_KEYS = {"checks", "driver_version", "cuda_version", "python_version", "conda_path", "conda_version", "torch", "disks"}
+TOP_KEYS = {
+    "checks", "driver_version", "cuda_version", "python_version", "conda_path", "conda_version", "torch", "disks"
+}
 
 
 def env_json(tmp: Path, inst, *args: str) -> dict:

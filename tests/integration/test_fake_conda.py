@@ -78,7 +78,8 @@ async def test_conda_run(sshd_instance, tmp_path: Path) -> None:
     host = await connected(inst, tmp_path)
     try:
         env_name = await host.run(
-            f"""{CONDA} run -n llm --no-capture-output python -c "import os,sys; print(os.environ['CONDA_DEFAULT_ENV'])" """
+            f"{CONDA} run -n llm --no-capture-output "
+            f"""python -c "import os,sys; print(os.environ['CONDA_DEFAULT_ENV'])" """
         )
         where = await host.run(
             f"{CONDA} run -p {root}/envs/py311 --cwd /tmp python -c "
@@ -187,7 +188,9 @@ async def test_activate_error_init_and_interactive_shells(sshd_instance, tmp_pat
         inst.set_conda_version("23.7.4")
         old = await host.run(f"{CONDA} --version; {CONDA} activate llm")
         assert old.stdout.strip() == "conda 23.7.4"
-        assert "CommandNotFoundError: Your shell has not been properly configured to use 'conda activate'." in old.stderr
+        assert (
+            "CommandNotFoundError: Your shell has not been properly configured to use 'conda activate'." in old.stderr
+        )
     finally:
         await host.close()
 

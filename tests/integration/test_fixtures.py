@@ -114,7 +114,7 @@ async def test_query_nounits_matches_capture(sshd_instance):
     assert len(rows) == 1
     values = rows[0].split(", ")
     fields = QUERY.replace("clocks.sm", "clocks.current.sm").split(",")
-    got = dict(zip(fields, values))
+    got = dict(zip(fields, values, strict=True))
     assert got["index"] == "0"
     assert got["name"] == captured["name"][1] == "NVIDIA H100 80GB HBM3"
     assert int(got["utilization.gpu"]) == 100  # tick 0 is the captured value
@@ -194,7 +194,9 @@ async def test_loop_yields_fresh_ticks_until_closed(sshd_instance):
 
 async def test_mode_flip_mid_stream(sshd_instance):
     async with connect(sshd_instance) as conn:
-        proc = await conn.create_process("nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits -lms 100")
+        proc = await conn.create_process(
+            "nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits -lms 100"
+        )
         first = await asyncio.wait_for(proc.stdout.readline(), 3)
         assert first.startswith("0, ")
         sshd_instance.set_mode("driver_failed")
@@ -211,7 +213,9 @@ async def test_mode_flip_mid_stream(sshd_instance):
 async def test_stray_lines_between_ticks(sshd_factory):
     inst = sshd_factory("stray", mode="stray")
     async with connect(inst) as conn:
-        proc = await conn.create_process("nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits -lms 100")
+        proc = await conn.create_process(
+            "nvidia-smi --query-gpu=index,utilization.gpu --format=csv,noheader,nounits -lms 100"
+        )
         lines = [await asyncio.wait_for(proc.stdout.readline(), 3) for _ in range(4)]
         proc.close()
     assert lines[0].startswith("0, ") and lines[2].startswith("0, ")

@@ -99,7 +99,8 @@ async def test_exit_codes_and_failure_words(sshd_instance, tmp_path: Path) -> No
         await wait_job(host, inst, bad.id, finished)
         await wait_job(host, inst, killed.id, finished)
         infos = {i.id: i for i in await jobsvc.list_jobs(host, inst, with_logs=False)}
-        assert (infos[bad.id].state, infos[bad.id].failure, infos[bad.id].facts.exit_code) == ("failed", "exit code 3", 3)
+        info = infos[bad.id]
+        assert (info.state, info.failure, info.facts.exit_code) == ("failed", "exit code 3", 3)
         assert (infos[killed.id].state, infos[killed.id].failure) == ("failed", "killed")
     finally:
         await host.close()

@@ -110,7 +110,7 @@ def test_totals_survive_restarts(tmp_path: Path) -> None:
 def test_a_writer_killed_with_sigkill_mid_way_leaves_a_sound_ledger(tmp_path: Path) -> None:
     path = tmp_path / "ledger.sqlite3"
     last = -1
-    for life in range(3):  # killed three times, each time restarted where it was
+    for _ in range(3):  # killed three times, each time restarted where it was
         proc = start_writer(path, start=last + 1)
         seen = -1
         try:
@@ -137,7 +137,7 @@ def test_several_writers_and_a_reader_at_once(tmp_path: Path) -> None:
             reads += 1
         seen = [read_until(w, 100) for w in writers]
     finally:
-        printed = [kill9(w, k) for w, k in zip(writers, seen)]
+        printed = [kill9(w, k) for w, k in zip(writers, seen, strict=True)]
     assert reads > 10
     assert_consistent(path, max(printed))
 

@@ -56,7 +56,9 @@ async def test_stream_delivers_frames_stats_and_processes(sshd_factory, tmp_path
     mon = HostMonitor(ssh_host(inst, tmp_path), rec, refresh_seconds=0.2, stats_seconds=0.5)
     task = await _run(mon)
     try:
-        await rec.wait(lambda: len(rec.of(GpuFrameReceived)) >= 5 and rec.of(HostStatsReceived) and rec.of(ProcessesReceived))
+        await rec.wait(
+            lambda: len(rec.of(GpuFrameReceived)) >= 5 and rec.of(HostStatsReceived) and rec.of(ProcessesReceived)
+        )
         frames = rec.of(GpuFrameReceived)
         assert all(len(f.frame.gpus) == 4 for f in frames)
         assert [g.index for g in frames[-1].frame.gpus] == [0, 1, 2, 3]
@@ -71,7 +73,9 @@ async def test_stream_delivers_frames_stats_and_processes(sshd_factory, tmp_path
         await asyncio.gather(task, return_exceptions=True)
 
 
-async def test_driver_failure_mid_stream_becomes_gpu_error_and_recovers(sshd_factory, tmp_path: Path, monkeypatch) -> None:
+async def test_driver_failure_mid_stream_becomes_gpu_error_and_recovers(
+    sshd_factory, tmp_path: Path, monkeypatch
+) -> None:
     import gpu_tui.services.monitor as monitor_mod
 
     monkeypatch.setattr(monitor_mod, "GPU_RETRY_SECONDS", 0.5)
@@ -81,7 +85,9 @@ async def test_driver_failure_mid_stream_becomes_gpu_error_and_recovers(sshd_fac
     try:
         await rec.wait(lambda: len(rec.of(GpuFrameReceived)) >= 2)
         inst.set_mode("driver_failed")
-        await rec.wait(lambda: any(e.error and e.error.kind == GpuErrorKind.DRIVER_FAILED for e in rec.of(GpuErrorChanged)))
+        await rec.wait(
+            lambda: any(e.error and e.error.kind == GpuErrorKind.DRIVER_FAILED for e in rec.of(GpuErrorChanged))
+        )
         assert mon_state(rec) == ConnState.ONLINE  # the host is still online; only its GPUs are unreadable
         inst.set_mode("ok")
         n = len(rec.of(GpuFrameReceived))

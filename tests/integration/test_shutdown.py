@@ -68,9 +68,14 @@ async def test_a_shutdown_that_does_nothing_is_not_called_done(sshd_instance, tm
 
 
 async def test_non_root_without_sudo_is_not_shut_down(sshd_instance, password_user, tmp_path: Path) -> None:
-    inst = InstanceConfig(name=sshd_instance.name, host=sshd_instance.host, port=sshd_instance.port, user=password_user.name)
+    inst = InstanceConfig(
+        name=sshd_instance.name, host=sshd_instance.host, port=sshd_instance.port, user=password_user.name
+    )
     result = await shutdown_instance(
-        inst, lambda: ssh_host(sshd_instance, tmp_path, user=password_user.name, password=password_user.password, use_key=False),
+        inst,
+        lambda: ssh_host(
+            sshd_instance, tmp_path, user=password_user.name, password=password_user.password, use_key=False
+        ),
         verify_seconds=3,
     )
     assert not result.stopped and "NOT shut down: the shutdown command failed" in result.detail
@@ -108,6 +113,8 @@ def test_a_failed_pull_keeps_it_up_unless_no_sync(sshd_instance, tmp_path: Path)
     res = run_gpu_tui(tmp_path, [sshd_instance], "shutdown", sshd_instance.name, "--yes", config_extra=extra)
     assert res.returncode == 3 and "pulling its results first failed" in res.stderr and "--no-sync" in res.stderr
     assert sshd_instance.is_running and sshd_instance.shutdown_calls() == []
-    res = run_gpu_tui(tmp_path, [sshd_instance], "shutdown", sshd_instance.name, "--yes", "--no-sync", config_extra=extra)
+    res = run_gpu_tui(
+        tmp_path, [sshd_instance], "shutdown", sshd_instance.name, "--yes", "--no-sync", config_extra=extra
+    )
     assert res.returncode == 0, res.stderr
     assert sshd_instance.powered_off

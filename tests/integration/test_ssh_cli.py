@@ -55,7 +55,9 @@ def password_config(inst: object, user: str) -> str:
     )
 
 
-def run(argv: list[str], env: dict[str, str], stdin: bytes | None = None, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+def run(
+    argv: list[str], env: dict[str, str], stdin: bytes | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         argv, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True, env=env, timeout=timeout,
@@ -151,7 +153,9 @@ def test_several_words_arrive_literally(sshd_instance, tmp_path: Path) -> None:
 
 
 def test_output_is_bytes_unchanged(sshd_instance, tmp_path: Path) -> None:
-    argv, env = key_setup(tmp_path, sshd_instance, "ssh", sshd_instance.name, "--", r"printf '\377\000\001\r\n\033[31m'")
+    argv, env = key_setup(
+        tmp_path, sshd_instance, "ssh", sshd_instance.name, "--", r"printf '\377\000\001\r\n\033[31m'"
+    )
     res = run(argv, env)
     assert res.returncode == 0, res.stderr
     assert res.stdout == b"\xff\x00\x01\r\n\x1b[31m"
@@ -226,7 +230,9 @@ def test_unknown_host_key_is_refused_with_how_to_trust(sshd_instance, tmp_path: 
 def test_changed_host_key_is_refused(sshd_instance, tmp_path: Path) -> None:
     old_line = sshd_instance.host_public_key_line
     sshd_instance.regenerate_host_key()
-    argv, env = prepare(tmp_path, config_text([sshd_instance]), f"{old_line}\n", "ssh", sshd_instance.name, "--", "echo ran")
+    argv, env = prepare(
+        tmp_path, config_text([sshd_instance]), f"{old_line}\n", "ssh", sshd_instance.name, "--", "echo ran"
+    )
     res = run(argv, env)
     assert res.returncode == 3
     assert "host key changed" in res.stderr.decode()

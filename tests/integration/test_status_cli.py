@@ -16,7 +16,9 @@ GPU_KEYS = {"index", "uuid", "name", "utilization_gpu", "memory_used_mib", "memo
             "temperature_c", "power_draw_w", "power_limit_w"}
 
 
-def run_cli(tmp: Path, instances: list[object], *args: str, trust: bool = True, **cfg: float) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    tmp: Path, instances: list[object], *args: str, trust: bool = True, **cfg: float
+) -> subprocess.CompletedProcess[str]:
     return run_gpu_tui(tmp, instances, "status", *args, trust=trust, **cfg)
 
 
@@ -26,7 +28,9 @@ def test_status_json_for_a_fleet(sshd_fleet, tmp_path: Path) -> None:
     doc = json.loads(res.stdout)
     assert [i["name"] for i in doc["instances"]] == [i.name for i in sshd_fleet]
     for inst in doc["instances"]:
-        assert set(inst) == {"name", "online", "error", "gpu_error", "hourly_rate", "uptime_seconds", "cost_so_far", "gpus"}
+        assert set(inst) == {
+            "name", "online", "error", "gpu_error", "hourly_rate", "uptime_seconds", "cost_so_far", "gpus"
+        }
         assert inst["online"] is True and inst["error"] is None and inst["gpu_error"] is None
         assert isinstance(inst["uptime_seconds"], int) and inst["uptime_seconds"] >= 0
         assert inst["cost_so_far"] == round(1.5 * inst["uptime_seconds"] / 3600, 2)

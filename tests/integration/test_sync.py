@@ -61,7 +61,9 @@ class Cli:
         return subprocess.run(self.argv(*args), capture_output=True, text=True, env=self.env, timeout=timeout)
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(self.argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        return subprocess.Popen(
+            self.argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env
+        )
 
     def sync(self, *args: str) -> dict:
         res = self.run("sync", self.name, *args, "--json")
@@ -167,7 +169,8 @@ def test_input_and_remote_errors(sshd_factory, tmp_path: Path) -> None:
     for args, code, message in cases:
         res = cli.run("sync", cli.name, *args)
         assert res.returncode == code, (args, res.stderr)
-        assert message in res.stderr and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, (args, res.stderr)
+        assert message in res.stderr, (args, res.stderr)
+        assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr, (args, res.stderr)
     inst.stop()
     down = cli.run("sync", cli.name, "push", str(tmp_path))
     assert down.returncode == 3 and "unreachable" in down.stderr and down.stderr.count("\n") == 1, down.stderr
@@ -266,7 +269,9 @@ def test_sftp_fallback_when_the_instance_has_no_rsync(sshd_factory, tmp_path: Pa
     nobin.mkdir()
     os.symlink("/bin/sh", nobin / "sh")
     # the first SetEnv that applies wins, and sshd's own comes later in a `Match User root` block
-    inst.extra_config += ["Match User root", f"    SetEnv PATH={nobin} HOME={inst.home()} GPU_TUI_FAKE_INSTANCE={inst.dir}"]
+    inst.extra_config += [
+        "Match User root", f"    SetEnv PATH={nobin} HOME={inst.home()} GPU_TUI_FAKE_INSTANCE={inst.dir}"
+    ]
     inst.start()
     cli = Cli(tmp_path, inst)
     src = tmp_path / "src"

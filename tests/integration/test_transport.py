@@ -36,7 +36,9 @@ async def test_password_auth_and_wrong_password(sshd_instance, password_user, tm
     await host.connect()
     assert (await host.run("id -un")).stdout.strip() == password_user.name
     await host.close()
-    bad = ssh_host(sshd_instance, tmp_path, user=password_user.name, password="wrong-" + password_user.password, use_key=False)
+    bad = ssh_host(
+        sshd_instance, tmp_path, user=password_user.name, password="wrong-" + password_user.password, use_key=False
+    )
     with pytest.raises(AuthFailed) as info:
         await bad.connect()
     assert password_user.password not in str(info.value)
@@ -101,7 +103,9 @@ async def test_frozen_link_is_detected_by_keepalive(sshd_instance, tmp_path: Pat
     await host.close()
 
 
-NASTY = ["", " ", "a b", "'", '"', "$(touch /tmp/pwned)", "`id`", "a;b", "x\ny", "\\", "*", "~", "-n", "ü 漢字", "$HOME"]
+NASTY = [
+    "", " ", "a b", "'", '"', "$(touch /tmp/pwned)", "`id`", "a;b", "x\ny", "\\", "*", "~", "-n", "ü 漢字", "$HOME"
+]
 
 
 async def test_any_string_arrives_literally_over_ssh(sshd_instance, tmp_path: Path) -> None:

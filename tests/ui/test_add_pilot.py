@@ -46,7 +46,9 @@ def error_text(form: AddInstanceScreen) -> str:
     return str(form.query_one("#error", Static).render())
 
 
-async def test_add_asks_about_the_key_then_watches_the_new_instance(sshd_factory, password_user, tmp_path: Path) -> None:
+async def test_add_asks_about_the_key_then_watches_the_new_instance(
+    sshd_factory, password_user, tmp_path: Path
+) -> None:
     first, second = sshd_factory("first"), sshd_factory("second")
     text = "# mine\n" + config_text([first], connect_timeout=2.0)
     app, paths = app_for(tmp_path, text)
@@ -106,7 +108,9 @@ async def test_welcome_screen_adds_the_first_instance(sshd_instance, tmp_path: P
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, AddInstanceScreen))
         form = app.screen
-        form.query_one("#login", Input).value = f"ssh -p {sshd_instance.port} -i {sshd_instance.client_key_path} root@{sshd_instance.host}"
+        form.query_one("#login", Input).value = (
+            f"ssh -p {sshd_instance.port} -i {sshd_instance.client_key_path} root@{sshd_instance.host}"
+        )
         form.query_one("#install", Checkbox).value = False
         form.query_one("#save", Checkbox).value = False
         await pilot.press("enter")

@@ -63,11 +63,16 @@ async def test_list_create_install_remove(sshd_instance, tmp_path: Path) -> None
         assert "conda env name" in str(form.query_one("#error", Static).render())
         form.query_one("#name", Input).value = "exp"
         form.query_one("#python", Input).value = "3.10"
-        await wait_for(pilot, lambda: not form.query_one("#ok").has_class("-active"))  # a button ignores clicks for 0.2 s
+        # a button ignores clicks for 0.2 s
+        await wait_for(pilot, lambda: not form.query_one("#ok").has_class("-active"))
         await pilot.click("#ok")
         assert app.screen is screen
         assert screen.check_action("cancel", ()) is True and screen.check_action("create", ()) is None
-        await wait_for(pilot, lambda: "Preparing transaction" in output(screen) or "done" in output(screen).splitlines()[-1:], timeout=20)
+        await wait_for(
+            pilot,
+            lambda: "Preparing transaction" in output(screen) or "done" in output(screen).splitlines()[-1:],
+            timeout=20,
+        )
         # the fake's envs link a real interpreter, so its version is whatever runs the tests
         await wait_for(pilot, lambda: "exp" in rows(screen) and rows(screen)["exp"][1].startswith("3."), timeout=20)
         assert output(screen).splitlines()[0] == "$ conda create -n exp python=3.10"
@@ -96,7 +101,9 @@ async def test_list_create_install_remove(sshd_instance, tmp_path: Path) -> None
         assert "exp" in sshd_instance.conda_envs()
         await pilot.press("d")
         await pilot.press("y")
-        await wait_for(pilot, lambda: "exp" not in rows(screen) and screen.proc is None and not screen.listing, timeout=20)
+        await wait_for(
+            pilot, lambda: "exp" not in rows(screen) and screen.proc is None and not screen.listing, timeout=20
+        )
         assert "exp" not in sshd_instance.conda_envs()
 
 

@@ -20,7 +20,9 @@ from gpu_tui.ui.widgets import GpuPanel, InstanceTable
 pytestmark = pytest.mark.sshd
 
 
-def make_app(tmp: Path, instances: list, *, trust: bool = True, keys: str = "", write_config: bool = False) -> GpuTuiApp:
+def make_app(
+    tmp: Path, instances: list, *, trust: bool = True, keys: str = "", write_config: bool = False
+) -> GpuTuiApp:
     """The dashboard on `instances`; `write_config` also writes the config file, for the
     children that read it (rsync's transport, the shell)."""
     text = config_text(instances, connect_timeout=2.0) + keys

@@ -28,9 +28,13 @@ async def test_idle_instance_is_called_out(sshd_factory, tmp_path: Path) -> None
     paths.data_dir.mkdir(parents=True)
     paths.app_known_hosts.write_text(idle.host_public_key_line + "\n" + busy.host_public_key_line + "\n")
     shift = [0.0]
-    app = build_app(config_source(settings, paths, SecretStore(environ={})), settings, clock=lambda: time.time() + shift[0])
+    app = build_app(
+        config_source(settings, paths, SecretStore(environ={})), settings, clock=lambda: time.time() + shift[0]
+    )
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.fleet.views["idle"].frame is not None and app.fleet.views["busy"].frame is not None)
+        await wait_for(
+            pilot, lambda: app.fleet.views["idle"].frame is not None and app.fleet.views["busy"].frame is not None
+        )
         assert app.fleet.views["idle"].idle_seconds(app.clock()) is not None
         assert app.fleet.views["busy"].idle_seconds(app.clock()) is None
         assert "online idle" not in app.dashboard.table._lines["idle"].plain  # not for 15 minutes yet
@@ -53,7 +57,9 @@ async def test_daily_budget_warning_once(sshd_instance, tmp_path: Path) -> None:
     paths.data_dir.mkdir(parents=True)
     paths.app_known_hosts.write_text(sshd_instance.host_public_key_line + "\n")
     shift = [0.0]
-    app = build_app(config_source(settings, paths, SecretStore(environ={})), settings, clock=lambda: time.time() + shift[0])
+    app = build_app(
+        config_source(settings, paths, SecretStore(environ={})), settings, clock=lambda: time.time() + shift[0]
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         name = sshd_instance.name
         await wait_for(pilot, lambda: app.fleet.views[name].stats is not None)  # a sighting in the ledger

@@ -59,7 +59,8 @@ async def test_run_form_log_screen_and_the_end_alert(sshd_instance, tmp_path: Pa
         assert isinstance(screen, JobLogScreen)
         log = screen.query_one(Log)
         await wait_for(pilot, lambda: "step 6 loss 0.6 llm" in "\n".join(log.lines), timeout=20)
-        assert [line for line in log.lines if line.startswith("step")] == [f"step {i} loss 0.{i} llm" for i in range(1, 7)]
+        steps = [line for line in log.lines if line.startswith("step")]
+        assert steps == [f"step {i} loss 0.{i} llm" for i in range(1, 7)]
         await wait_for(pilot, lambda: "loss 0.6" in str(screen.query_one("#head", Static).render()))
 
         await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "succeeded", timeout=20)

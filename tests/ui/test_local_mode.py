@@ -39,7 +39,8 @@ async def test_local_shows_this_machines_gpus(monkeypatch: pytest.MonkeyPatch, t
         text = app.dashboard.gpu_panel.render_view(view, time.time()).plain
         assert "this machine" in text and "H100" in text
         # no SSH here: host-key and reconnect actions are hidden, not merely disabled
-        assert app.dashboard.check_action("trust_key", ()) is False and app.dashboard.check_action("reconnect", ()) is False
+        dash = app.dashboard
+        assert dash.check_action("trust_key", ()) is False and dash.check_action("reconnect", ()) is False
         assert all(len(line) <= 78 for line in text.splitlines())
 
 
@@ -59,7 +60,11 @@ HOSTILE_SMI = r"""#!/bin/sh
 # prints markup and terminal escapes where names go
 case "$*" in
   *query-compute-apps*) printf '4242, /opt/[red]evil[/red]/py\033[2Jthon, 100, GPU-1\n' ;;
-  *-lms*) while :; do printf '0, GPU-1, NVIDIA [b]Hostile[/b] \033]0;pwn\007, 50, 1024, 24576, 40, 100.0, 300.0, 30, [N/A]\n'; sleep 0.2; done ;;
+  *-lms*)
+    while :; do
+      printf '0, GPU-1, NVIDIA [b]Hostile[/b] \033]0;pwn\007, 50, 1024, 24576, 40, 100.0, 300.0, 30, [N/A]\n'
+      sleep 0.2
+    done ;;
   *) printf '0, GPU-1, NVIDIA [b]Hostile[/b], 50, 1024, 24576, 40, 100.0, 300.0, 30, [N/A]\n' ;;
 esac
 """

@@ -92,7 +92,9 @@ class Runner:
 
     def __call__(self, argv: list[str], *, env: dict[str, str], **kw: Any) -> subprocess.CompletedProcess[bytes]:
         self.calls.append((list(argv), dict(env)))
-        self.result = subprocess.run(argv, env=child_env(self.tmp, env), input=self.stdin, stdout=subprocess.PIPE, timeout=60, **kw)
+        self.result = subprocess.run(
+            argv, env=child_env(self.tmp, env), input=self.stdin, stdout=subprocess.PIPE, timeout=60, **kw
+        )
         return self.result
 
 

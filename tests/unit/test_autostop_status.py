@@ -30,7 +30,8 @@ def test_parse_line_kinds_and_other_output() -> None:
     line = parse_line("2026-11-30T10:00:15Z busy 0/900s gpu=87 cpu=0.02 jobs=1 why=GPU 0 at 87%")
     assert line is not None and line.kind == "busy" and line.epoch == epoch("2026-11-30T10:00:15Z")
     assert parse_line("2026-11-30T10:28:41Z failed: the shutdown command exited 1; watching again").kind == "failed"
-    for other in ("copying results", "Terminated", "", "2026-11-30T10:00:15Z hello world", "2026-13-45T99:00:00Z busy x"):
+    others = ("copying results", "Terminated", "", "2026-11-30T10:00:15Z hello world", "2026-13-45T99:00:00Z busy x")
+    for other in others:
         assert parse_line(other) is None
 
 

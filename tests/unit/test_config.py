@@ -63,7 +63,10 @@ def test_example_config_is_valid() -> None:
             '[[instances]]\nname = "a"\nhost = "h"\n\n[[instances]]\nname = "a"\nhost = "h2"\n',
             ["cfg.toml:6:", "duplicate instance name 'a'"],
         ),
-        ('[[instances]]\nname = "a"\nhost = "h"\nsync = { exlude = [] }\n', ["cfg.toml:4:", "sync.exlude", "did you mean 'exclude'"]),
+        (
+            '[[instances]]\nname = "a"\nhost = "h"\nsync = { exlude = [] }\n',
+            ["cfg.toml:4:", "sync.exlude", "did you mean 'exclude'"],
+        ),
         ('[[instances]]\nname = "a"\nhost = "h"\npassword = "hunter22"\n', ["cfg.toml:4:", "never kept in the config"]),
         ('[keys]\nquit = "x"\nshutdown_al = "ctrl+q"\n', ["cfg.toml:3:", "shutdown_al", "did you mean 'shutdown_all'"]),
         ("[settings\n", ["cfg.toml:1:", "not valid TOML"]),

@@ -54,7 +54,9 @@ def test_new_keys_are_written_in_config_order(tmp_path: Path) -> None:
     upsert_instance(path, {"provider": "autodl", "port": 23456, "host": "h", "name": "a",
                            "sync": {"local": "~/p", "exclude": (".git",)}})
     body = path.read_text(encoding="utf-8").split("[[instances]]\n", 1)[1]
-    assert body == 'name = "a"\nhost = "h"\nport = 23456\nprovider = "autodl"\nsync = {local = "~/p", exclude = [".git"]}\n'
+    assert body == (
+        'name = "a"\nhost = "h"\nport = 23456\nprovider = "autodl"\nsync = {local = "~/p", exclude = [".git"]}\n'
+    )
     assert load_settings(path).instances[0].sync.exclude == (".git",)
 
 
@@ -150,7 +152,8 @@ def test_remove_last_entry_and_unknown_name(cfg: Path) -> None:
 def test_remove_keeps_a_comment_that_introduces_the_next_entry(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(
-        '[[instances]]\nname = "a"\nhost = "h"\n# inside a\nport = 1\n\n# the lab box\n[[instances]]\nname = "b"\nhost = "h2"\n',
+        '[[instances]]\nname = "a"\nhost = "h"\n# inside a\nport = 1\n\n'
+        '# the lab box\n[[instances]]\nname = "b"\nhost = "h2"\n',
         encoding="utf-8",
     )
     assert remove_instance(path, "a")
@@ -294,6 +297,9 @@ def test_remove_marker_deletes_a_key_and_keeps_the_rest(tmp_path: Path) -> None:
     from gpu_tui.config.edit import REMOVE
 
     cfg = tmp_path / "config.toml"
-    cfg.write_text('# mine\n[[instances]]\nname = "a"  # the 4090\nhost = "h"\nworkdir = "/w"   # data disk\nhourly_rate = 1.0\n')
-    assert upsert_instance(cfg, {"name": "a", "workdir": REMOVE, "hourly_rate": 2.5}, match_host_user=False) == "updated"
+    cfg.write_text(
+        '# mine\n[[instances]]\nname = "a"  # the 4090\nhost = "h"\nworkdir = "/w"   # data disk\nhourly_rate = 1.0\n'
+    )
+    changes = {"name": "a", "workdir": REMOVE, "hourly_rate": 2.5}
+    assert upsert_instance(cfg, changes, match_host_user=False) == "updated"
     assert cfg.read_text() == '# mine\n[[instances]]\nname = "a"  # the 4090\nhost = "h"\nhourly_rate = 2.5\n'

@@ -44,7 +44,8 @@ def test_bare_number_suggests_minutes() -> None:
 
 
 @pytest.mark.parametrize(
-    ("seconds", "text"), [(0, "0s"), (-3, "0s"), (45, "45s"), (60, "1m"), (125, "2m5s"), (5400, "1h30m"), (3605, "1h5s")]
+    ("seconds", "text"),
+    [(0, "0s"), (-3, "0s"), (45, "45s"), (60, "1m"), (125, "2m5s"), (5400, "1h30m"), (3605, "1h5s")],
 )
 def test_formats(seconds: int, text: str) -> None:
     assert format_duration(seconds) == text

@@ -60,7 +60,9 @@ def test_cpu_torch_and_a_torch_that_cannot_see_the_gpu() -> None:
 
 
 def test_missing_everything_is_failed_checks_not_errors() -> None:
-    f = parse_probe("@@section nvsmi\nsh: 1: nvidia-smi: not found\n@@rc 127\n@@section python\nsh: python3: not found\n@@rc 127\n")
+    f = parse_probe(
+        "@@section nvsmi\nsh: 1: nvidia-smi: not found\n@@rc 127\n@@section python\nsh: python3: not found\n@@rc 127\n"
+    )
     f.torch = parse_module("sh: 1: python3: not found")
     c = names(build_checks(f))
     assert not c["nvidia-smi"].ok and "not found" in c["nvidia-smi"].detail
@@ -72,4 +74,5 @@ def test_missing_everything_is_failed_checks_not_errors() -> None:
 def test_module_probe_output_with_noise_before_the_json() -> None:
     m = parse_module("UserWarning: something\n{\"version\": \"2.1.0\", \"cuda_available\": true, \"cuda\": \"11.8\"}\n")
     assert (m.version, m.cuda_available, m.cuda, m.error) == ("2.1.0", True, "11.8", None)
-    assert parse_module('{"error": "ModuleNotFoundError: No module named \'torch\'"}').error.startswith("ModuleNotFound")
+    missing = parse_module('{"error": "ModuleNotFoundError: No module named \'torch\'"}')
+    assert missing.error.startswith("ModuleNotFound")

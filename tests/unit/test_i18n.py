@@ -45,7 +45,8 @@ def test_option_beats_env_beats_config_beats_locale() -> None:
     assert i18n.resolve_language("auto", {"GPU_TUI_LANG": "auto", "LANG": "zh_CN"}, "auto") == "zh-CN"
 
 
-@pytest.mark.parametrize(("option", "env", "where"), [("fr", {}, "--lang"), (None, {"GPU_TUI_LANG": "klingon"}, "GPU_TUI_LANG")])
+@pytest.mark.parametrize(
+    ("option", "env", "where"), [("fr", {}, "--lang"), (None, {"GPU_TUI_LANG": "klingon"}, "GPU_TUI_LANG")])
 def test_an_unknown_value_names_itself_and_the_choices(option: str | None, env: dict[str, str], where: str) -> None:
     with pytest.raises(ConfigError, match=rf"{where}: unknown language .*choose one of auto, en, zh-CN"):
         i18n.resolve_language(option, env, "auto")

@@ -61,7 +61,8 @@ def test_period_starts_are_local_midnight_monday_and_the_first() -> None:
     assert p.week == datetime(2025, 3, 10, tzinfo=SHANGHAI).timestamp()  # Monday
     assert p.month == datetime(2025, 3, 1, tzinfo=SHANGHAI).timestamp()
     # the same instant is already the 12th in Shanghai but still the 11th in... UTC-10
-    assert local_date(datetime(2025, 3, 12, 1, tzinfo=SHANGHAI).timestamp(), timezone(timedelta(hours=-10))) == date(2025, 3, 11)
+    instant = datetime(2025, 3, 12, 1, tzinfo=SHANGHAI).timestamp()
+    assert local_date(instant, timezone(timedelta(hours=-10))) == date(2025, 3, 11)
 
 
 def test_a_jittery_reading_of_the_same_boot_extends() -> None:
@@ -76,8 +77,10 @@ def test_a_new_rate_starts_a_segment_where_the_old_one_was_last_seen() -> None:
 
 
 def test_a_new_boot_never_overlaps_the_previous_one() -> None:
-    assert plan_observation([], boot=9000.0, seen=9500.0, rate=2.0, prev_end=8000.0) == Insert(9000.0, 9000.0, 9500.0, 2.0)
-    assert plan_observation([], boot=7000.0, seen=9500.0, rate=2.0, prev_end=8000.0) == Insert(7000.0, 8000.0, 9500.0, 2.0)
+    after = plan_observation([], boot=9000.0, seen=9500.0, rate=2.0, prev_end=8000.0)
+    assert after == Insert(9000.0, 9000.0, 9500.0, 2.0)
+    overlapping = plan_observation([], boot=7000.0, seen=9500.0, rate=2.0, prev_end=8000.0)
+    assert overlapping == Insert(7000.0, 8000.0, 9500.0, 2.0)
     assert plan_observation([], boot=7000.0, seen=7500.0, rate=2.0, prev_end=8000.0) is None
     # a stale reading of an old boot never reaches into the next boot's time
     seg = Segment(1, boot=1000.0, start=1000.0, end=5000.0, rate=2.0)
@@ -115,7 +118,9 @@ def test_an_interval_across_midnight_is_split_between_days() -> None:
 
 # ------------------------------------------------------------------------------ properties
 
-zones = st.sampled_from([UTC, SHANGHAI, timezone(timedelta(hours=-9, minutes=-30)), BERLIN, ZoneInfo("America/New_York")])
+zones = st.sampled_from(
+    [UTC, SHANGHAI, timezone(timedelta(hours=-9, minutes=-30)), BERLIN, ZoneInfo("America/New_York")]
+)
 times = st.floats(min_value=1.5e9, max_value=2.0e9, allow_nan=False)
 
 
@@ -196,7 +201,7 @@ def test_jittery_observations_of_several_boots_give_one_interval_per_boot(plan: 
     for gap, up, fractions, jitter in plan:
         boot = t + gap
         seen_times = sorted(boot + 40 + f * (up - 40) for f in fractions)  # uptime >= 0
-        for seen, j in zip(seen_times, jitter):
+        for seen, j in zip(seen_times, jitter, strict=False):  # 8 jitters: one per reading is used
             _apply(store, boot + j, seen, 2.0)  # boot estimate off by the jitter
         first_boot = boot + jitter[0]
         expected += seen_times[-1] - first_boot
@@ -204,4 +209,4 @@ def test_jittery_observations_of_several_boots_give_one_interval_per_boot(plan: 
     assert len(store) == len(plan)
     assert abs(sum(s.end - s.start for s in store) - expected) < 1e-3
     ordered = sorted(store, key=lambda s: s.start)
-    assert all(a.end <= b.start for a, b in zip(ordered, ordered[1:]))
+    assert all(a.end <= b.start for a, b in zip(ordered, ordered[1:], strict=False))

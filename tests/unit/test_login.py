@@ -21,7 +21,10 @@ GOOD = [
     ("'ssh -p 23456 root@region-41.seetacloud.com'", ("region-41.seetacloud.com", 23456, "root", None)),
     ('"ssh -p 23456 root@connect.nmb1.seetacloud.com"', ("connect.nmb1.seetacloud.com", 23456, "root", None)),
     ("`ssh -p 23456 root@connect.westb.seetacloud.com`", ("connect.westb.seetacloud.com", 23456, "root", None)),
-    ("ssh\u00a0-p\u00a023456\u3000root@connect.westb.seetacloud.com\u200b", ("connect.westb.seetacloud.com", 23456, "root", None)),
+    (
+        "ssh\u00a0-p\u00a023456\u3000root@connect.westb.seetacloud.com\u200b",
+        ("connect.westb.seetacloud.com", 23456, "root", None),
+    ),
     # RunPod: options after the destination, and its proxy's pod-id user
     (f"ssh root@213.173.108.12 -p 17445 -i {KEY}", ("213.173.108.12", 17445, "root", KEY)),
     (f"ssh abc123xyz-64410c1e@ssh.runpod.io -i {KEY}", ("ssh.runpod.io", 22, "abc123xyz-64410c1e", KEY)),
@@ -154,7 +157,9 @@ def test_only_input_errors_on_arbitrary_text(text: str) -> None:
 
 
 ssh_words = st.lists(
-    st.sampled_from(["ssh", "-p", "2222", "-p2222", "root@h", "h", "-o", "Port=1", "-i", "k", "-L", "1:h:1", "--", "-v", "x"]),
+    st.sampled_from(
+        ["ssh", "-p", "2222", "-p2222", "root@h", "h", "-o", "Port=1", "-i", "k", "-L", "1:h:1", "--", "-v", "x"]
+    ),
     max_size=8,
 )
 

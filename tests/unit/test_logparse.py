@@ -322,7 +322,7 @@ def test_rank_prefixed_tracebacks_do_not_mix() -> None:
     a = ["[rank0]: " + line for line in TRACEBACK.splitlines()]
     b = ["[rank3]: " + line for line in TRACEBACK.replace("bad shape", "rank three").splitlines()]
     s = LogSummary()
-    for x, y in zip(b, a):  # rank3 is one line ahead of rank0
+    for x, y in zip(b, a, strict=True):  # rank3 is one line ahead of rank0
         s.add_line(x)
         s.add_line(y)
     assert s.failure == "Traceback: ValueError: rank three"
@@ -390,7 +390,7 @@ def test_loss_curve_is_bounded_and_spans_the_run() -> None:
     points = s.loss_points
     assert len(points) <= 100
     assert points[0] == (0, 1.0) and points[-1][0] > 90_000
-    steps = {b[0] - a[0] for a, b in zip(points, points[1:])}
+    steps = {b[0] - a[0] for a, b in zip(points, points[1:], strict=False)}
     assert len(steps) == 1  # evenly spread
     assert s.last_loss == pytest.approx(1e-5)
 
@@ -424,7 +424,7 @@ def chunkings(data: bytes, seed: int) -> list[list[bytes]]:
     while pos < len(data):
         pos += rng.randint(1, 300)
         cuts.append(pos)
-    random_chunks = [data[a:b] for a, b in zip([0, *cuts], cuts)]
+    random_chunks = [data[a:b] for a, b in zip([0, *cuts], cuts, strict=False)]  # [0, *cuts] is one longer
     return [[data], [data[i : i + 7] for i in range(0, len(data), 7)],
             [data[i : i + 4096] for i in range(0, len(data), 4096)], random_chunks]
 

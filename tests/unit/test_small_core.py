@@ -11,7 +11,10 @@ from gpu_tui.core.models import GpuFrame, GpuSample
 from gpu_tui.core.text import printable, strip_ansi
 from gpu_tui.remote.backoff import backoff_delay
 
-PID1_STAT = "1 (tini) S 0 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 {start} 2412544 1 184467 1 1 0 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0"
+PID1_STAT = (
+    "1 (tini) S 0 1 1 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 {start} "
+    "2412544 1 184467 1 1 0 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0"
+)
 
 
 def probe(cpu: str, start_ticks: int = 100_000, host_up: str = "5000.50") -> list[str]:
