@@ -1,0 +1,1 @@
+"""Snapshot tests of every screen (pytest-textual-snapshot), grouped by feature; helpers in shots.py."""

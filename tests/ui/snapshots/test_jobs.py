@@ -1,0 +1,49 @@
+"""Jobs on the demo's training box: its log screen (`l`), the run-job form (`r`) and the stop
+confirmation (`x`). The log and the form's env list come from the instance: the test waits for
+them, then `settle` freezes the app."""
+
+from __future__ import annotations
+
+from textual.app import App
+from textual.widgets import Log, OptionList, Select, Static
+
+from gpu_tui.ui.screens.job_log import JobLogScreen
+from gpu_tui.ui.screens.run_job import RunJobScreen
+
+from .shots import SIZES, demo_app, online, settled, steps, text_of, wait_for
+
+
+def _log_shown(app: App[object]) -> bool:
+    """The log's window, its loss curve and the progress line are on the screen."""
+    screen = app.screen
+    if not isinstance(screen, JobLogScreen):
+        return False
+    head = text_of(screen.query_one("#head", Static))
+    return (screen.query_one(Log).line_count > 0 and "lines" in head and "ETA" in head
+            and bool(text_of(screen.query_one("#chart", Static))))
+
+
+def _envs_listed(app: App[object]) -> bool:
+    screen = app.screen
+    # the env picker's list holds more than its first placeholder
+    return isinstance(screen, RunJobScreen) and screen.query_one("#env", Select).query_one(OptionList).option_count > 1
+
+
+@SIZES
+def test_job_log(snap_compare, size) -> None:
+    """`l`: resnet50-cifar10's log, loss curve, progress, ETA and the cost by then."""
+    run = steps(online(), "l", wait_for(_log_shown, "the job's log"), settled)
+    assert snap_compare(demo_app(), terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_run_job_form(snap_compare, size) -> None:
+    """`r`: the form, its directory the instance's workdir, the conda envs read from it."""
+    run = steps(online(), "r", wait_for(_envs_listed, "the conda envs in the form"), settled)
+    assert snap_compare(demo_app(), terminal_size=size, run_before=run)
+
+
+@SIZES
+def test_stop_job_confirm(snap_compare, size) -> None:
+    """`x`: asks before stopping the running job."""
+    assert snap_compare(demo_app(), terminal_size=size, press=["x"], run_before=settled)
