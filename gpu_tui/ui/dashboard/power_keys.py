@@ -89,7 +89,8 @@ class PowerKeys:
             if choice is not None:
                 self._shut([v.config for v in views], quit_after=True, pull=choice == "pull")
 
-        self._ctx.push(ShutdownConfirmScreen(question, can_pull=bool(pulls), yes="Shut all down"), answer)
+        self._ctx.push(ShutdownConfirmScreen(question, can_pull=bool(pulls), yes="Shut all down",
+                                             pull="Pull results, then shut all down"), answer)
 
     def quit(self) -> None:
         """`q`: quits at once unless instances still bill; then the guard asks."""

@@ -17,9 +17,16 @@ _CSS = """
 {name} {{ align: center middle; }}
 {name} > Vertical {{ width: 76; max-width: 100%; height: auto; max-height: 100%; border: thick $warning;
     background: $surface; padding: 1 2; }}
-{name} Horizontal {{ height: auto; margin-top: 1; }}
-{name} Button {{ margin-right: 2; }}
+{name} Horizontal {{ layout: vertical; height: auto; margin-top: 1; }}
+{name} Button {{ width: 100%; margin: 0; }}
 """
+# One borderless button a row: four choices never run off a 76-column box (or an 80x24
+# terminal), and the focused default is always in sight.
+
+
+def _compact_buttons(screen: ModalScreen[object]) -> None:
+    for button in screen.query(Button):
+        button.compact = True
 
 
 class QuitGuardScreen(ModalScreen[str]):
@@ -58,6 +65,7 @@ class QuitGuardScreen(ModalScreen[str]):
                 yield Button("Stay (esc)", id="stay")
 
     def on_mount(self) -> None:
+        _compact_buttons(self)
         self.query_one("#stay", Button).focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -74,20 +82,22 @@ class ShutdownConfirmScreen(ModalScreen[str | None]):
     ]
     DEFAULT_CSS = _CSS.format(name="ShutdownConfirmScreen")
 
-    def __init__(self, question: Text, *, can_pull: bool, yes: str = "Shut down") -> None:
+    def __init__(self, question: Text, *, can_pull: bool, yes: str = "Shut down",
+                 pull: str = "Pull results, then shut down") -> None:
         super().__init__()
-        self._question, self._can_pull, self._yes = question, can_pull, yes
+        self._question, self._can_pull, self._yes, self._pull = question, can_pull, yes, pull
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(self._question)
             with Horizontal():
                 if self._can_pull:
-                    yield Button("Pull results, then shut down (p)", id="pull", variant="primary")
+                    yield Button(f"{self._pull} (p)", id="pull", variant="primary")
                 yield Button(f"{self._yes} (y)", id="shutdown", variant="warning")
                 yield Button("Cancel (n)", id="cancel")
 
     def on_mount(self) -> None:
+        _compact_buttons(self)
         self.query_one("#cancel", Button).focus()
 
     def action_pull(self) -> None:

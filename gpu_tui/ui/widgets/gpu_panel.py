@@ -46,7 +46,10 @@ class GpuPanel(TextPanel):
         if up is not None:
             t.append(f"  up {format_duration_s(up)}", style="dim")
         if v.message and v.state != "online":
-            t.append("\n" + printable(v.message), style="red")
+            message = v.message
+            if not self.show_address:  # the demo's loopback ports mean nothing and change every run
+                message = message.replace(f"{v.config.host}:{v.config.port}", v.name)
+            t.append("\n" + printable(message), style="red")
         trust, retry = self.keys["trust_key"], self.keys["reconnect"]
         if v.state == "host key changed":
             t.append(f"\npress {trust} to compare fingerprints and re-trust if you expected this", style="yellow")
