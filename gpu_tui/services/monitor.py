@@ -29,6 +29,7 @@ from gpu_tui.services.events import (
     ProcessesReceived,
     StateChanged,
 )
+from gpu_tui.services.watchloop import WatchLoop
 
 __all__ = ["HostMonitor"]
 
@@ -49,8 +50,12 @@ class HostMonitor:
         refresh_seconds: float = 1.0,
         stats_seconds: float = 5.0,
         clock: Callable[[], float] = time.time,
+        watch: WatchLoop | None = None,
     ) -> None:
         self.host = host
+        self.watch = watch
+        """When set, host stats and compute apps come from the on-instance watch loop, and the
+        stats loop runs only where that loop cannot (its fallback)."""
         self.name = host.name
         self._emit = emit
         self._refresh = refresh_seconds
@@ -112,7 +117,7 @@ class HostMonitor:
     async def _session(self) -> str:
         tasks = [
             asyncio.create_task(self._gpu_loop(), name=f"{self.name}-gpu"),
-            asyncio.create_task(self._stats_loop(), name=f"{self.name}-stats"),
+            asyncio.create_task(self._stats_or_watch(), name=f"{self.name}-stats"),
         ]
         try:
             exc = await self.host.wait_closed()
@@ -173,6 +178,14 @@ class HostMonitor:
             return None
         count = sum(1 for line in res.stdout.splitlines() if line.strip().isdigit())
         return count if res.ok and count else None
+
+    async def _stats_or_watch(self) -> None:
+        if self.watch is not None:
+            self.watch.reset()
+            await self.watch.run_session()  # returns only when it falls back to polling
+            if not self.host.connected:
+                return
+        await self._stats_loop()
 
     async def _stats_loop(self) -> None:
         prev: CpuTimes | None = None
