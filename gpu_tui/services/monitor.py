@@ -11,14 +11,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 from gpu_tui.core import nvsmi
 from gpu_tui.core.errors import AuthFailed, HostKeyChanged, HostKeyUnknown, RemoteError
 from gpu_tui.core.hoststats import CpuTimes, parse_probe
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame
 from gpu_tui.remote.backoff import backoff_delay
-from gpu_tui.remote.host import Host
+from gpu_tui.remote.host import Host, LineStream
 from gpu_tui.services import probes
 from gpu_tui.services.events import (
     ConnState,
@@ -37,6 +37,18 @@ log = logging.getLogger(__name__)
 
 # after nvidia-smi fails (driver gone, no GPU), try again this often while the host stays up
 GPU_RETRY_SECONDS = 15.0
+
+
+async def _lines_of(stream: LineStream) -> AsyncIterator[str]:
+    """The stream's lines, read a chunk at a time (one wake-up per tick, not one per GPU row)."""
+    rest = ""
+    async for chunk in stream.chunks():
+        parts = (rest + chunk if rest else chunk).split("\n")
+        rest = parts.pop()
+        for part in parts:
+            yield part[:-1] if part.endswith("\r") else part
+    if rest:
+        yield rest
 
 
 class HostMonitor:
@@ -141,7 +153,7 @@ class HostMonitor:
             got_frame = False
             try:
                 async with self.host.stream(probes.gpu_stream_command(self._refresh, legacy=legacy)) as lines:
-                    async for line in lines:
+                    async for line in _lines_of(lines):
                         out = asm.feed(line)
                         if not got_frame and not isinstance(out, GpuFrame) and line.strip():
                             tail = (tail + [line])[-5:]
