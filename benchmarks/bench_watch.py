@@ -194,6 +194,7 @@ async def one_size(bench: bm.Bench, n: int, seconds: float, job_probe: bool) -> 
             "instance_cpu_s_per_inst_h": round((ticks2 - ticks1) / CLK_TCK / n / (window / 3600), 1),
             "job_end_to_jobfinished_s": round(job_latency, 2) if job_latency is not None else None,
             "watch_live": sum(1 for lp in loops.values() if getattr(lp, "live", False)),
+            "watch_notes": sorted({str(lp.note) for lp in loops.values() if getattr(lp, "note", None)}),
         }
     finally:
         task.cancel()

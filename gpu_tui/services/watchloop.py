@@ -210,7 +210,10 @@ class WatchLoop:
             raise WatchRefused(exc.message) from None
         async with cm as stream:
             self._stream = stream
-            stream.write(".t\n")  # the first record at once
+            # the first record at once. A command that ended already (the script is `missing`)
+            # may have closed the channel: its output still says why, so read it
+            with contextlib.suppress(RemoteError):
+                stream.write(".t\n")
             ticker = asyncio.create_task(self._ticks(stream), name=f"{self.name}-watch-tick")
             hello = False
             try:
@@ -245,7 +248,10 @@ class WatchLoop:
     async def _ticks(self, stream: DuplexStream) -> None:
         await asyncio.sleep(FIRST_TICK_GAP)
         while True:
-            stream.write(".t\n")
+            try:
+                stream.write(".t\n")
+            except RemoteError:
+                return  # the channel closed: the reader sees its end
             await asyncio.sleep(self._tick)
 
     # ------------------------------------------------------------------ one record
