@@ -32,6 +32,10 @@ class Program:
     """When set (with `tick`): asked after each tick; once it gives a status, the stream ends with
     that exit status (a simulated command that runs for a while and exits, like `conda create`).
     Without it a stream runs until the client closes the channel."""
+    on_data: Callable[[bytes], Output] | None = None
+    """When set: after `stdout`, each piece of stdin the client sends is answered with
+    `on_data(piece)` until the client's EOF, which ends the command (exit 0): gpu-tui's watch
+    loop, ticked by the client's newlines."""
     on_stdin: Callable[[bytes], Program] | None = None
     """When set: the command reads its stdin to the end first (the client's EOF); the answer is
     then `on_stdin(data)`, and the rest of this Program is ignored."""

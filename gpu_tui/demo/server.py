@@ -58,6 +58,8 @@ class _Session(asyncssh.SSHServerSession[bytes]):
         self._stdin: bytearray | None = None
         """What the client sent so far, while a command reads its stdin (Program.on_stdin)."""
         self._on_stdin: Callable[[bytes], Program] | None = None
+        self._on_data: Callable[[bytes], Output] | None = None
+        """Answers each piece of stdin, while a command is ticked by the client (Program.on_data)."""
 
     def connection_made(self, chan: asyncssh.SSHServerChannel[bytes]) -> None:
         self._chan = chan
@@ -105,6 +107,9 @@ class _Session(asyncssh.SSHServerSession[bytes]):
             chan.write(_bytes(program.stdout))
         if program.stderr:
             chan.write_stderr(_bytes(program.stderr))
+        if program.on_data is not None:
+            self._on_data = program.on_data
+            return  # answered as the client writes (data_received), until its EOF
         if program.interval is None or program.tick is None:
             chan.exit(program.status)
             return
@@ -146,6 +151,20 @@ class _Session(asyncssh.SSHServerSession[bytes]):
         self._handle = loop.call_at(self._next, self._fire)
 
     def data_received(self, data: bytes, datatype: object) -> None:
+        if self._on_data is not None and self._chan is not None:
+            try:
+                if self._chan.get_write_buffer_size() < _MAX_BUFFER:
+                    out = self._on_data(data)
+                    if out:
+                        self._chan.write(_bytes(out))
+            except OSError:
+                return
+            except Exception:
+                log.exception("demo %s: ticked command failed", self._sim.profile.name)
+                self._on_data = None
+                with contextlib.suppress(OSError):
+                    self._chan.exit(1)
+            return
         if self._stdin is None:
             return  # stdin is ignored unless the command reads it
         self._stdin += data
@@ -157,6 +176,12 @@ class _Session(asyncssh.SSHServerSession[bytes]):
                     self._chan.exit(1)
 
     def eof_received(self) -> bool:
+        if self._on_data is not None:
+            self._on_data = None
+            if self._chan is not None:
+                with contextlib.suppress(OSError):
+                    self._chan.exit(0)
+            return True
         on_stdin, data = self._on_stdin, self._stdin
         if on_stdin is not None and data is not None:
             self._on_stdin = self._stdin = None
@@ -179,6 +204,7 @@ class _Session(asyncssh.SSHServerSession[bytes]):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop()
+        self._on_data = None
         self._chan = None
 
 

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_tui.demo import condascripts, envprobe, jobscripts
+from gpu_tui.demo import condascripts, envprobe, jobscripts, watchloop
 from gpu_tui.demo.program import Program
 from gpu_tui.demo.simulate import InstanceSim, format_timestamp
 from gpu_tui.services.probes import APPS_MARK, END_MARK
@@ -413,6 +413,8 @@ def plan(command: str, sim: InstanceSim) -> Program:
     prog = argv[0].rsplit("/", 1)[-1]
     if prog in ("sh", "bash", "dash") and len(argv) >= 3 and argv[1] == "-c":
         script = argv[2]
+        if watchloop.is_watch(script):  # services/watch.sh, answered by demo/watchloop.py
+            return watchloop.plan_watch(script, sim, lambda inner: plan(inner, sim))
         if "/proc/stat" in script:
             return _stats_probe(script, sim)
         if envprobe.is_env_probe(script):  # before the job scripts: it embeds the conda finder

@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
-__all__ = ["ByteStream", "CommandResult", "Host", "LineStream"]
+from gpu_tui.core.errors import RemoteError
+
+__all__ = ["ByteStream", "CommandResult", "DuplexStream", "Host", "LineStream"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,28 @@ class LineStream(abc.ABC):
     async def wait_exit(self) -> int | None:
         """After the output ended: the exit status, waiting briefly for it to arrive."""
         return self.exit_status
+
+    async def chunks(self) -> AsyncIterator[str]:
+        """The same output as text chunks as they arrive (lines may be cut anywhere): fewer
+        wake-ups than a line at a time. Transports override it; this default rebuilds lines."""
+        async for line in self:
+            yield line + "\n"
+
+
+class DuplexStream(abc.ABC):
+    """A long-running command whose stdin the caller writes (text) while reading its output."""
+
+    @abc.abstractmethod
+    def chunks(self) -> AsyncIterator[str]:
+        """stdout (stderr merged) as text chunks; ends at EOF, ConnectionLost if the link dies."""
+
+    @abc.abstractmethod
+    def write(self, text: str) -> None:
+        """Queue `text` for the command's stdin (never blocks)."""
+
+    @property
+    @abc.abstractmethod
+    def exit_status(self) -> int | None: ...
 
 
 class ByteStream(abc.ABC):
@@ -75,6 +99,11 @@ class Host(abc.ABC):
     @abc.abstractmethod
     def stream_bytes(self, command: str) -> AbstractAsyncContextManager[ByteStream]:
         """Like `stream`, but stdout as raw bytes, undecoded (stderr is not read)."""
+
+    def duplex(self, command: str) -> AbstractAsyncContextManager[DuplexStream]:
+        """Start a long-running command with a writable stdin; leaving the context stops it.
+        Transports without one raise RemoteError (callers fall back to one-shot commands)."""
+        raise RemoteError(f"{self.name}: this transport cannot keep a command's stdin open")
 
     @abc.abstractmethod
     async def wait_closed(self) -> BaseException | None:

@@ -24,7 +24,7 @@ from gpu_tui.core.errors import (
     RemoteError,
     Unreachable,
 )
-from gpu_tui.remote.host import ByteStream, CommandResult, Host, LineStream
+from gpu_tui.remote.host import ByteStream, CommandResult, DuplexStream, Host, LineStream
 from gpu_tui.remote.hostkeys import KnownHosts, fingerprint, host_pattern
 
 __all__ = ["SshHost", "SshTarget"]
@@ -119,6 +119,14 @@ class _SshLines(LineStream):
         await _await_exit_status(self._process, self._lost)
         return self._process.exit_status
 
+    async def chunks(self) -> AsyncIterator[str]:
+        read = self._process.stdout.read
+        while True:
+            chunk = await read(65536)
+            if not chunk:
+                return
+            yield chunk
+
     @property
     def exit_status(self) -> int | None:
         return self._process.exit_status
@@ -150,6 +158,51 @@ class _SshBytes(ByteStream):
                     raise ConnectionLost(f"{self._name}: connection lost")
                 return
             yield chunk
+
+    @property
+    def exit_status(self) -> int | None:
+        return self._process.exit_status
+
+
+async def _read_chunks(
+    stdout: asyncssh.SSHReader[str], lost: asyncio.Future[BaseException | None], name: str
+) -> AsyncIterator[str]:
+    """Chunks of a channel's text, raced with the connection's loss (a read on a channel whose
+    connection died can wait forever)."""
+    while True:
+        read = asyncio.ensure_future(stdout.read(65536))
+        waiting: set[asyncio.Future[Any]] = {read, lost}
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if not read.done():
+            read.cancel()
+            raise ConnectionLost(f"{name}: connection lost")
+        try:
+            chunk = read.result()
+        except (asyncssh.Error, OSError) as exc:
+            raise ConnectionLost(f"{name}: {_reason(exc)}") from None
+        if not chunk:
+            if lost.done():
+                raise ConnectionLost(f"{name}: connection lost")
+            return
+        yield chunk
+
+
+class _SshDuplex(DuplexStream):
+    def __init__(
+        self, process: asyncssh.SSHClientProcess[str], lost: asyncio.Future[BaseException | None], name: str
+    ) -> None:
+        self._process = process
+        self._lost = lost
+        self._name = name
+
+    def chunks(self) -> AsyncIterator[str]:
+        return _read_chunks(self._process.stdout, self._lost, self._name)
+
+    def write(self, text: str) -> None:
+        try:
+            self._process.stdin.write(text)
+        except (asyncssh.Error, OSError, BrokenPipeError) as exc:
+            raise ConnectionLost(f"{self._name}: {_reason(exc)}") from None
 
     @property
     def exit_status(self) -> int | None:
@@ -312,6 +365,22 @@ class SshHost(Host):
             try:
                 assert self._client is not None
                 yield _SshLines(process, self._client.lost)
+            finally:
+                process.close()
+
+    @asynccontextmanager
+    async def duplex(self, command: str) -> AsyncIterator[DuplexStream]:
+        conn = self._require()
+        async with self._channels:
+            try:
+                process = await conn.create_process(
+                    command, encoding="utf-8", errors="replace", stderr=asyncssh.STDOUT
+                )
+            except (asyncssh.Error, OSError) as exc:
+                raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
+            try:
+                assert self._client is not None
+                yield _SshDuplex(process, self._client.lost, self.name)
             finally:
                 process.close()
 

@@ -29,10 +29,11 @@ from gpu_tui.services.events import (
 )
 from gpu_tui.services.jobwatch import AutostopReceived, JobFinished, JobsReceived, JobWatcher
 from gpu_tui.services.monitor import HostMonitor
+from gpu_tui.services.watchloop import WatchLoop, WatchMode, WatchModeChanged
 
 __all__ = ["Fleet", "FleetEvent", "InstanceView"]
 
-FleetEvent = MonitorEvent | JobsReceived | JobFinished | AutostopReceived
+FleetEvent = MonitorEvent | JobsReceived | JobFinished | AutostopReceived | WatchModeChanged
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,9 @@ class InstanceView:
     """The autostop watchdog's last known state (read every 15 s while online)."""
     gpus_idle_since: float | None = None
     """When every GPU last went below the idle threshold (None: some GPU is busy, or unknown)."""
+    watch_note: str | None = None
+    """Set when the on-instance watch loop cannot run and gpu-tui polls instead
+    (`polling fallback: <why>`): the host panel shows it. None while the loop runs."""
 
     @property
     def current_job(self) -> JobInfo | None:
@@ -119,30 +123,32 @@ class Fleet:
         self.views: dict[str, InstanceView] = {
             cfg.name: InstanceView(cfg, history=HostHistory(history_len)) for cfg, _ in instances
         }
-        self.monitors: dict[str, HostMonitor] = {
-            cfg.name: HostMonitor(
-                host,
-                self._handle,
-                refresh_seconds=refresh_seconds,
-                stats_seconds=stats_seconds,
-                clock=clock,
-            )
-            for cfg, host in instances
-        }
-        self.watchers: dict[str, JobWatcher] = {
-            cfg.name: JobWatcher(host, cfg, self._handle, is_online=self._online_check(cfg.name))
-            for cfg, host in instances
-        }
-        self.hosts: dict[str, Host] = {cfg.name: host for cfg, host in instances}
         self._on_change = on_change
         self._clock = clock
         self._settings = (refresh_seconds, stats_seconds, history_len)
+        self.loops: dict[str, WatchLoop] = {}
+        self.monitors: dict[str, HostMonitor] = {}
+        self.watchers: dict[str, JobWatcher] = {}
+        self.hosts: dict[str, Host] = {}
+        for cfg, host in instances:
+            self._make(cfg, host)
         self._idle_util = idle_util_percent
         self._tasks: asyncio.TaskGroup | None = None
         self._running: dict[str, list[asyncio.Task[None]]] = {}
 
+    def _make(self, cfg: InstanceConfig, host: Host) -> None:
+        refresh, stats, _ = self._settings
+        loop = WatchLoop(host, cfg, self._handle, clock=self._clock)
+        self.loops[cfg.name] = loop
+        self.monitors[cfg.name] = HostMonitor(
+            host, self._handle, refresh_seconds=refresh, stats_seconds=stats, clock=self._clock, watch=loop
+        )
+        self.watchers[cfg.name] = JobWatcher(host, cfg, self._handle, is_online=self._online_check(cfg.name))
+        self.hosts[cfg.name] = host
+
     def _online_check(self, name: str) -> Callable[[], bool]:
-        return lambda: self.views[name].state is ConnState.ONLINE
+        # the JobWatcher polls only where the watch loop cannot run (it reports jobs otherwise)
+        return lambda: self.views[name].state is ConnState.ONLINE and self.loops[name].mode is WatchMode.POLLING
 
     @property
     def names(self) -> list[str]:
@@ -154,6 +160,8 @@ class Fleet:
             view.jobs, view.jobs_listed = event.jobs, True
         elif isinstance(event, AutostopReceived):
             view.autostop = event
+        elif isinstance(event, WatchModeChanged):
+            view.watch_note = event.note if event.mode is WatchMode.POLLING else None
         elif isinstance(event, GpuFrameReceived):
             view.frame = event.frame
             view.history.append(event.frame)
@@ -218,20 +226,19 @@ class Fleet:
 
     def add(self, cfg: InstanceConfig, host: Host) -> None:
         """Watch one more instance (added in the dashboard), or replace one of the same name."""
-        refresh, stats, history_len = self._settings
+        history_len = self._settings[2]
         for task in self._running.pop(cfg.name, []):
             task.cancel()  # the old monitor's clean-up runs as it unwinds
         self.views[cfg.name] = InstanceView(cfg, history=HostHistory(history_len))
-        self.monitors[cfg.name] = HostMonitor(
-            host, self._handle, refresh_seconds=refresh, stats_seconds=stats, clock=self._clock
-        )
-        self.watchers[cfg.name] = JobWatcher(host, cfg, self._handle, is_online=self._online_check(cfg.name))
-        self.hosts[cfg.name] = host
+        self._make(cfg, host)
         if self._tasks is not None:
             self._start(cfg.name)
 
     def poke_jobs(self, name: str) -> None:
-        self.watchers[name].poke()
+        if self.loops[name].live:
+            self.loops[name].poke()
+        else:
+            self.watchers[name].poke()
 
     async def _guarded_watch(self, watcher: JobWatcher) -> None:
         while True:

@@ -30,6 +30,7 @@ from gpu_tui.core.jobs import (
     new_job_id,
     parse_job_listing,
 )
+from gpu_tui.core.logsummary import LogSummary
 from gpu_tui.core.logtext import summarize
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, remote_path, sh_c
@@ -49,6 +50,7 @@ __all__ = [
     "state_dir_path",
     "list_facts",
     "validate_request",
+    "info_with_summary",
 ]
 
 RUNNER_VERSION = 1
@@ -257,11 +259,15 @@ LOG_SUMMARY_BYTES = 256 * 1024
 
 
 async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts, window: int = LOG_SUMMARY_BYTES) -> JobInfo:
-    state, failure = job_state(f)
     if not f.log_bytes:
-        return JobInfo(f, state, failure)
+        return JobInfo(f, *job_state(f))
     res = await host.run(f"tail -c {int(window)} -- {job_dir(inst, f.id)}/log 2>/dev/null", timeout=30)
-    summary = summarize(res.stdout, from_start=f.log_bytes <= window)
+    return info_with_summary(f, summarize(res.stdout, from_start=f.log_bytes <= window))
+
+
+def info_with_summary(f: JobFacts, summary: LogSummary) -> JobInfo:
+    """A job's state from its facts and what the end of its log says (progress, loss, failure)."""
+    state, failure = job_state(f)
     if state == "stopped":
         failure = None  # the user asked for it
     elif state == "running":

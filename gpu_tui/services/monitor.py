@@ -11,14 +11,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 from gpu_tui.core import nvsmi
 from gpu_tui.core.errors import AuthFailed, HostKeyChanged, HostKeyUnknown, RemoteError
 from gpu_tui.core.hoststats import CpuTimes, parse_probe
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame
 from gpu_tui.remote.backoff import backoff_delay
-from gpu_tui.remote.host import Host
+from gpu_tui.remote.host import Host, LineStream
 from gpu_tui.services import probes
 from gpu_tui.services.events import (
     ConnState,
@@ -29,6 +29,7 @@ from gpu_tui.services.events import (
     ProcessesReceived,
     StateChanged,
 )
+from gpu_tui.services.watchloop import WatchLoop
 
 __all__ = ["HostMonitor"]
 
@@ -36,6 +37,18 @@ log = logging.getLogger(__name__)
 
 # after nvidia-smi fails (driver gone, no GPU), try again this often while the host stays up
 GPU_RETRY_SECONDS = 15.0
+
+
+async def _lines_of(stream: LineStream) -> AsyncIterator[str]:
+    """The stream's lines, read a chunk at a time (one wake-up per tick, not one per GPU row)."""
+    rest = ""
+    async for chunk in stream.chunks():
+        parts = (rest + chunk if rest else chunk).split("\n")
+        rest = parts.pop()
+        for part in parts:
+            yield part[:-1] if part.endswith("\r") else part
+    if rest:
+        yield rest
 
 
 class HostMonitor:
@@ -49,8 +62,12 @@ class HostMonitor:
         refresh_seconds: float = 1.0,
         stats_seconds: float = 5.0,
         clock: Callable[[], float] = time.time,
+        watch: WatchLoop | None = None,
     ) -> None:
         self.host = host
+        self.watch = watch
+        """When set, host stats and compute apps come from the on-instance watch loop, and the
+        stats loop runs only where that loop cannot (its fallback)."""
         self.name = host.name
         self._emit = emit
         self._refresh = refresh_seconds
@@ -123,7 +140,7 @@ class HostMonitor:
     async def _session(self) -> str:
         tasks = [
             asyncio.create_task(self._gpu_loop(), name=f"{self.name}-gpu"),
-            asyncio.create_task(self._stats_loop(), name=f"{self.name}-stats"),
+            asyncio.create_task(self._stats_or_watch(), name=f"{self.name}-stats"),
         ]
         try:
             exc = await self.host.wait_closed()
@@ -147,7 +164,7 @@ class HostMonitor:
             got_frame = False
             try:
                 async with self.host.stream(probes.gpu_stream_command(self._refresh, legacy=legacy)) as lines:
-                    async for line in lines:
+                    async for line in _lines_of(lines):
                         out = asm.feed(line)
                         if not got_frame and not isinstance(out, GpuFrame) and line.strip():
                             tail = (tail + [line])[-5:]
@@ -184,6 +201,14 @@ class HostMonitor:
             return None
         count = sum(1 for line in res.stdout.splitlines() if line.strip().isdigit())
         return count if res.ok and count else None
+
+    async def _stats_or_watch(self) -> None:
+        if self.watch is not None:
+            self.watch.reset()
+            await self.watch.run_session()  # returns only when it falls back to polling
+            if not self.host.connected:
+                return
+        await self._stats_loop()
 
     async def _stats_loop(self) -> None:
         prev: CpuTimes | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -24,7 +26,7 @@ _CSS = """
 # terminal), and the focused default is always in sight.
 
 
-def _compact_buttons(screen: ModalScreen[object]) -> None:
+def _compact_buttons(screen: ModalScreen[Any]) -> None:
     for button in screen.query(Button):
         button.compact = True
 

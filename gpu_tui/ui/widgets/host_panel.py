@@ -28,6 +28,8 @@ class HostPanel(TextPanel):
         t = Text()
         if v is None or v.state != "online":
             return t
+        if v.watch_note:  # the watch loop could not run there: said, since polling costs the instance more
+            t.append(printable(v.watch_note) + "\n", style="dim yellow")
         if v.autostop is not None and v.autostop.status.armed:
             # the watchdog decides every 15 s; count down from when its state was read
             words = v.autostop.status.summary(elapsed=time.monotonic() - v.autostop.fetched_at)
