@@ -130,7 +130,8 @@ def main(argv: list[str]) -> int:
     for locale in LANGUAGES:
         catalog = updated(locale, template)
         po = io.BytesIO()
-        write_po(po, catalog, width=100, omit_header=False, sort_output=False, include_previous=False)
+        # no source locations: a message moving down a file must not make the catalog stale
+        write_po(po, catalog, width=100, omit_header=False, sort_output=True, include_previous=False, no_location=True)
         mo = _mo_bytes(catalog)
         po_file, mo_file = po_path(locale), po_path(locale).with_suffix(".mo")
         for file, data in ((po_file, po.getvalue()), (mo_file, mo)):
