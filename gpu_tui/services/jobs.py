@@ -272,6 +272,7 @@ async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts, window: int =
         progress_percent=progress.percent if progress else None,
         eta_seconds=progress.eta_seconds if progress and state == "running" else None,
         last_loss=summary.last_loss,
+        progress_counts=(progress.epoch, progress.epochs, progress.step, progress.steps) if progress else (None,) * 4,
     )
 
 
