@@ -68,8 +68,10 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
     for j in infos:
         req = j.facts.request
         progress = None
-        if j.progress_percent is not None or j.eta_seconds is not None:
-            progress = {"percent": _finite(j.progress_percent), "eta_seconds": j.eta_seconds}
+        if j.progress_percent is not None or j.eta_seconds is not None or any(c is not None for c in j.progress_counts):
+            epoch, epochs, step, steps = j.progress_counts
+            progress = {"percent": _finite(j.progress_percent), "eta_seconds": j.eta_seconds,
+                        "epoch": epoch, "epochs": epochs, "step": step, "steps": steps}
         out.append({
             "id": j.id,
             "name": req.get("name"),

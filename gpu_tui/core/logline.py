@@ -14,8 +14,12 @@ corpus under tests/data/logs/:
   quoted numbers too, `eval_loss` dicts and the closing `train_runtime` dict;
 - Keras `1875/1875 [====] - 5s 2ms/step - loss: 0.3437 - acc: 0.8957 - val_loss: 0.0759`;
 - plain `loss: 0.12`, `loss=0.12`, `Loss 0.12`, `step 100 | loss 2.31`, `Val Loss: 0.6`;
-- failures: CUDA out of memory in every PyTorch phrasing, `Killed` (host OOM killer), NaN/Inf
-  losses, segmentation faults and aborts. Tracebacks span lines: core/logsummary follows them.
+- Ultralytics 8.4's own bar `1/100  6.21G  3.795 ...  512: 0% ──────────── 3/6848 2.0it/s 2.3s<58:08`;
+- run counters (Keras `Epoch 17/100`, Megatron `iteration 120/ 5000`, mmdet, Paddle, OpenNMT,
+  fairseq, timm, YOLO rows): core/logcount;
+- failures (core/logfail): CUDA out of memory in every PyTorch phrasing, killed in any locale,
+  NCCL, device-side asserts, a full disk, NaN/Inf losses, segfaults and aborts. Tracebacks span
+  lines: core/logsummary follows them.
 
 Look-alikes that do not count: `loss_scale: 65536` (not a loss), a path such as
 `/data/loss=3.0/` or `train.py:42`, `no nan values found`, `INFO`, a warning or docstring that
@@ -26,8 +30,8 @@ Each kind of form has its table, tried in order, so a new form is one entry:
 
 - `_PROGRESS_FORMS`: functions `line -> Progress | None`; the first bar found wins;
 - `_METRIC_FORMS`: functions `(line, found)` adding `name -> value` pairs to `found`;
-- `_FAILURE_FORMS`: (reason, keywords, pattern); the pattern is matched at the line's start
-  only on lines holding one of the keywords, which keeps the lines that say nothing cheap.
+- `_FAILURE_FORMS` (core/logfail): (keywords, recogniser), run only on lines holding a keyword;
+- `_COUNTER_FORMS` (core/logcount): the same, for run counters.
 
 Progress and metrics are only looked for on lines with a digit, `nan` or `inf`.
 
@@ -37,18 +41,29 @@ Known limits:
   give `seed` and `cuda`; consumers pick the keys they know (train_loss / eval_loss do).
 - A line that starts with a PyTorch OOM message verbatim (`RuntimeError: CUDA out of memory.`)
   counts as an OOM even when it is quoted, e.g. in a tutorial printed by the script.
-- Progress is a tqdm or Keras bar's own; `step 100/1000` in free text is not progress, nor are
-  rich / alive-progress bars. Lightning restarts its bar every epoch: its percent is the
-  epoch's, not the run's.
+- rich / alive-progress bars are not progress. A line's Progress is the line's own (a bar, or
+  the counters core/logcount reads); the run's is core/logprogress's.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from types import MappingProxyType
+
+from gpu_tui.core.logcount import counters, with_desc_counters
+from gpu_tui.core.logfail import (
+    ABORTED,
+    INF_LOSS,
+    KILLED,
+    NAN_LOSS,
+    OOM,
+    SEGFAULT,
+    line_failure,
+    nonfinite_loss,
+)
+from gpu_tui.core.logmodel import EMPTY, NO_METRICS, LineInfo, Progress
+from gpu_tui.core.logtable import header_columns
 
 __all__ = [
     "OOM",
@@ -66,63 +81,8 @@ __all__ = [
     "is_eval_key",
 ]
 
-OOM = "CUDA out of memory"
-KILLED = "killed"
-NAN_LOSS = "NaN loss"
-INF_LOSS = "Inf loss"
-SEGFAULT = "segmentation fault"
-ABORTED = "aborted"
-
 _MAX_LINE = 4096  # longer input is cut before parsing (LogStream's default cap)
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """A progress bar's state, as tqdm (and Lightning, HF) or Keras draw it.
-
-    Any part the bar does not show is None (a tqdm bar without total has no percent).
-    """
-
-    percent: float | None = None
-    """0-100: tqdm's `45%`, else step/total."""
-    step: int | None = None
-    """tqdm's `n` (`450/1000` -> 450); with unit scaling `1.50k` -> 1500."""
-    total: int | None = None
-    """tqdm's total; None for `450it [...]` and `450/?`."""
-    elapsed_seconds: int | None = None
-    """`[00:12<...` -> 12; Keras' `- 5s` on a finished epoch."""
-    eta_seconds: int | None = None
-    """`<00:15` -> 15; None for tqdm's `<?` (unknown yet); Keras' `ETA: 3s`."""
-    rate: float | None = None
-    """Items per second; tqdm's slow form `1.23s/it` is turned over (0.813...)."""
-    rate_text: str | None = None
-    """The rate as drawn: `36.10it/s`, `1.23s/it`, `?it/s`."""
-    desc: str | None = None
-    """The bar's label: `Epoch 1`, `Validation DataLoader 0`; None when it has none."""
-
-    def as_json(self) -> dict[str, object]:
-        """The `progress` object of `jobs --json` (CONTRACTS.md)."""
-        return {"percent": self.percent, "eta_seconds": self.eta_seconds}
-
-
-_NO_METRICS: Mapping[str, float] = MappingProxyType({})
-
-
-@dataclass(frozen=True, slots=True)
-class LineInfo:
-    """What one line says; empty for most lines."""
-
-    progress: Progress | None = None
-    """The bar drawn on this line, if any."""
-    metrics: Mapping[str, float] = field(default_factory=lambda: _NO_METRICS)
-    """`name -> value`, names lower-cased, spaces as `_` (`Val Loss` -> `val_loss`); read-only.
-    `nan`, `inf` and `-inf` are floats here too."""
-    failure: str | None = None
-    """A failure this line alone proves: `CUDA out of memory`, `killed`, `NaN loss`, `Inf loss`,
-    `segmentation fault`, `aborted`. Tracebacks span lines: see core/logsummary."""
-
-
-_EMPTY = LineInfo()
+_CONFIG_DUMPS = ("Namespace(", "hyperparameters:", "engine/trainer:", "Config:", "config:")
 
 # ----------------------------------------------------------------------------- line prefixes
 
@@ -162,8 +122,8 @@ _KERAS = re.compile(
 def parse_duration(text: str) -> int | None:
     """tqdm/Keras times in seconds: `00:12`, `1:02:03`, `3s`; None for `?` or anything else."""
     text = text.strip()
-    if text.endswith("s") and text[:-1].isdigit():
-        return int(text[:-1])
+    if text.endswith("s") and text[:-1].replace(".", "", 1).isdigit() and text[:-1].isascii():
+        return round(float(text[:-1]))
     parts = text.split(":")
     if not 2 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() for p in parts):
         return None
@@ -213,7 +173,7 @@ def _tqdm(line: str) -> Progress | None:
     return Progress(
         percent=percent,
         step=step,
-        total=tot,
+        steps=tot,
         elapsed_seconds=parse_duration(elapsed),
         eta_seconds=parse_duration(eta) if eta else None,
         rate=_rate(rate),
@@ -235,14 +195,40 @@ def _keras(line: str) -> Progress | None:
     return Progress(
         percent=100.0 * step / total if total else None,
         step=step,
-        total=total or None,
+        steps=total or None,
         elapsed_seconds=None if running else seconds,
         eta_seconds=seconds if running else None,
     )
 
 
+# Ultralytics >= 8.4: `desc: 0% ──────────── 3/6848 2.0it/s 2.3s<58:08` (rate and ETA once known).
+_ULTRA = re.compile(
+    r"(\d{1,3})% [━─╸╺]+ (\d+)/(\d+)(?: (\d+(?:\.\d+)?(?:it/s|s/it)))? (\d+(?:\.\d+)?s|" + _TIME + r")"
+    r"(?:<(\d+(?:\.\d+)?s|" + _TIME + r"))?"
+)
+
+
+def _ultralytics(line: str) -> Progress | None:
+    if "% " not in line or "/" not in line:
+        return None
+    m = _ULTRA.search(line)
+    if m is None:
+        return None
+    desc = line[: m.start()].strip().rstrip(":").strip() or None
+    return Progress(
+        percent=float(m[1]),
+        step=int(m[2]),
+        steps=int(m[3]) or None,
+        elapsed_seconds=parse_duration(m[5]),
+        eta_seconds=parse_duration(m[6]) if m[6] else None,
+        rate=_rate(m[4]) if m[4] else None,
+        rate_text=m[4],
+        desc=desc,
+    )
+
+
 # A line draws one bar: the first form that finds one wins.
-_PROGRESS_FORMS: tuple[Callable[[str], Progress | None], ...] = (_tqdm, _keras)
+_PROGRESS_FORMS: tuple[Callable[[str], Progress | None], ...] = (_tqdm, _keras, _ultralytics)
 
 # ----------------------------------------------------------------------------- metrics
 
@@ -254,9 +240,10 @@ _NUM_END = r"(?![\w/]|[.:]\d|%\|)"
 # not follow a path character, so `/data/loss=3`, `run-loss: 2` and `train.py:42` are not metrics.
 # Each pattern opens with a lookahead on the first character: sre then skips most positions
 # without evaluating the lookbehind (5x faster on a tqdm bar).
+_QUALIFIER = r"(?:train(?:ing)?|val(?:id(?:ation)?)?|eval(?:uation)?|test|batch|avg|average|mean|total|running|lm)"
 _KV = re.compile(
     r"(?=['\"a-z_])(?<![\w./\\-])"
-    r"(?:(train(?:ing)?|val(?:id(?:ation)?)?|eval(?:uation)?|test)\s+)?"
+    r"((?:" + _QUALIFIER + r"\s+){1,2})?"
     r"['\"]?([a-z_](?:[\w/-]*\w)?)['\"]?"
     r"\s*[:=]\s*['\"]?(?:tensor\()?"
     r"(" + _NUM + r")" + _NUM_END,
@@ -276,14 +263,56 @@ _SKIP_KEYS = frozenset({"v_num"})  # Lightning's run version in every bar postfi
 _QUALIFIED = re.compile(r"\s+")
 
 
+_SHORT_QUALIFIER = {"training": "train", "validation": "val", "valid": "val", "evaluation": "eval"}
+# Megatron / fairseq `| lm loss: 2.304512E+00 | loss scale: 1.0 | elapsed time per iteration (ms): 356.2 |`,
+# `| loss 6.326 | valid_ppl 37.61 |`: one pair per `|` segment, names with spaces.
+_PIPE_PAIR = re.compile(
+    r"\s*(?:number of )?([A-Za-z][A-Za-z_ ./-]*?)(?: \((\w+)\))?(?:\s*:\s*|\s+)(" + _NUM + r")\s*", re.IGNORECASE
+)
+# MetricLogger (DeiT, DETR, timm) `loss: 4.4029 (4.3245)`: the value, then the running mean.
+_WITH_AVG = re.compile(r"(?<![\w./-])([a-z_]\w*): (" + _NUM + r") \((" + _NUM + r")\)", re.IGNORECASE)
+
+
+# `0.93 steps/s`, `5432 tok/s` -> steps_per_s, tok_per_s (tqdm's own rate is the bar's, not a metric)
+_RATE_METRIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ([a-z]+)/s\b")
+
+
+def _rates(line: str, found: dict[str, float]) -> None:
+    if "/s" in line and "it/s" not in line:
+        for value, unit in _RATE_METRIC.findall(line):
+            found.setdefault(unit + "_per_s", float(value))
+
+
+def _pipe_pairs(line: str, found: dict[str, float]) -> None:
+    """One `name: value` / `name value` per `|`-separated segment (Megatron, fairseq)."""
+    if line.count("|") < 3 or "%|" in line:
+        return
+    for segment in line.split("|"):
+        m = _PIPE_PAIR.fullmatch(segment)
+        if m is None:
+            continue
+        words = m[1].lower().split()
+        if m[2]:  # `elapsed time per iteration (ms)` -> elapsed_ms_per_iteration
+            unit = m[2].lower()
+            words = [unit if w == "time" else w for w in words] if "time" in words else [*words, unit]
+        found["_".join(words)] = float(m[3])
+
+
 def _separated_pairs(line: str, found: dict[str, float]) -> None:
     """`name: 1.5`, `name=1.5` and the quoted forms; of two with one name the later wins."""
     if ":" not in line and "=" not in line:
         return
     for qualifier, name, value in _KV.findall(line):
-        key = (qualifier + "_" + name if qualifier else name).lower()
+        if qualifier:
+            words = [_SHORT_QUALIFIER.get(w.lower(), w) for w in qualifier.split()]
+            key = ("_".join(words) + "_" + name).lower()
+        else:
+            key = name.lower()
         if key not in _SKIP_KEYS:
             found[key] = float(value)
+    if " (" in line:
+        for name, _, mean in _WITH_AVG.findall(line):
+            found[name.lower() + "_avg"] = float(mean)
 
 
 def _spaced_pairs(line: str, found: dict[str, float]) -> None:
@@ -294,7 +323,9 @@ def _spaced_pairs(line: str, found: dict[str, float]) -> None:
             found[key] = float(value)
 
 
-_METRIC_FORMS: tuple[Callable[[str, dict[str, float]], None], ...] = (_separated_pairs, _spaced_pairs)
+_METRIC_FORMS: tuple[Callable[[str, dict[str, float]], None], ...] = (
+    _pipe_pairs, _separated_pairs, _spaced_pairs, _rates
+)
 
 
 def _metrics(line: str) -> dict[str, float]:
@@ -324,57 +355,6 @@ def is_eval_key(key: str) -> bool:
     return _tokens(key)[0] in ("eval", "val", "valid", "validation", "test")
 
 
-# ----------------------------------------------------------------------------- failures
-
-# CUDA out of memory, every phrasing: PyTorch < 1.13 `RuntimeError: CUDA out of memory. Tried
-# ...`, 1.13-2.4 `torch.cuda.OutOfMemoryError: CUDA out of memory. ...`, 2.5+
-# `torch.OutOfMemoryError: ...`, the allocator-less `RuntimeError: CUDA error: out of memory`,
-# cuBLAS failing to allocate its workspace, TensorFlow's ResourceExhaustedError on a GPU.
-# Anchored at the start of the line (after a `[rankN]:` prefix) on an exception name, so prose
-# that mentions running out of memory does not count.
-_OOM = re.compile(
-    r"\s*(?:[\w.]*(?:Error|Exception):\s*)?CUDA (?:out of memory\.|error: out of memory)"
-    r"|\s*(?:[\w.]+\.)?OutOfMemoryError\b"
-    r"|\s*[\w.]*(?:Error|Exception):.*CUBLAS_STATUS_ALLOC_FAILED"
-    r"|\s*[\w.]*ResourceExhaustedError\b.*OOM when allocating.*GPU"
-)
-# The OOM killer's SIGKILL as the shell reports it: `Killed` alone, or bash's job line
-# `/path/run.sh: line 5:  4242 Killed    python train.py`; torchrun's `exitcode: -9`.
-_KILLED = re.compile(r"\s*Killed\s*$|\S.*: line \d+:\s+\d+ Killed\b|.*\(exitcode: -9\)")
-_SEGFAULT = re.compile(
-    r"\s*Segmentation fault(?: \(core dumped\))?\s*$|\S.*: line \d+:\s+\d+ Segmentation fault\b"
-)
-_ABORTED = re.compile(r"\s*Aborted(?: \(core dumped\))?\s*$|\S.*: line \d+:\s+\d+ Aborted\b")
-
-# (reason, keywords, pattern): the first row whose pattern matches a line holding one of its
-# keywords names the failure. Every pattern needs one of its keywords to match, so the
-# substring tests only save regex runs, they never decide.
-_FAILURE_FORMS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
-    (OOM, ("emory", "ALLOC_FAILED", "OOM when"), _OOM),
-    (KILLED, ("Killed", "exitcode: -9"), _KILLED),
-    (SEGFAULT, ("Segmentation fault",), _SEGFAULT),
-    (ABORTED, ("Aborted",), _ABORTED),
-)
-
-
-# One flat row per keyword: a third faster on the lines that say nothing than nested loops.
-_FAILURE_WORDS = tuple((word, reason, pattern) for reason, words, pattern in _FAILURE_FORMS for word in words)
-
-
-def _line_failure(body: str) -> str | None:
-    for word, reason, pattern in _FAILURE_WORDS:
-        if word in body and pattern.match(body):
-            return reason
-    return None
-
-
-def _nonfinite_loss(metrics: Mapping[str, float]) -> str | None:
-    for key, value in metrics.items():
-        if not math.isfinite(value) and is_loss_key(key):
-            return NAN_LOSS if math.isnan(value) else INF_LOSS
-    return None
-
-
 # ----------------------------------------------------------------------------- parse_line
 
 
@@ -387,21 +367,36 @@ def parse_line(line: str) -> LineInfo:
     if len(line) > _MAX_LINE:
         line = line[:_MAX_LINE]
     _, body = strip_rank(line)
-    failure = _line_failure(body)
+    failure = line_failure(body)
+    if body.startswith(_CONFIG_DUMPS):  # argparse / hyperparameter dumps: settings, not metrics
+        return EMPTY if failure is None else LineInfo(failure=failure)
     if _HAS_NUMBER.search(body) is None:
-        return _EMPTY if failure is None else LineInfo(failure=failure)
+        columns = header_columns(body)
+        if columns is not None:
+            return LineInfo(failure=failure, columns=columns)
+        return EMPTY if failure is None else LineInfo(failure=failure)
     progress = None
     for form in _PROGRESS_FORMS:
         progress = form(body)
         if progress is not None:
             break
-    metrics = _metrics(body)
+    columns = None
+    if progress is not None:
+        progress = with_desc_counters(progress)
+        if progress.desc is not None and progress.scope == "bar":
+            columns = header_columns(progress.desc)
+    else:
+        progress = counters(body)
+        if progress is None:
+            columns = header_columns(body)
+    metrics = _metrics(body) if progress is None or progress.scope != "yolo" else {}
     if failure is None and metrics:
-        failure = _nonfinite_loss(metrics)
-    if progress is None and not metrics and failure is None:
-        return _EMPTY
+        failure = nonfinite_loss(metrics, is_loss_key)
+    if progress is None and not metrics and failure is None and columns is None:
+        return EMPTY
     return LineInfo(
         progress=progress,
-        metrics=MappingProxyType(metrics) if metrics else _NO_METRICS,
+        metrics=MappingProxyType(metrics) if metrics else NO_METRICS,
         failure=failure,
+        columns=columns,
     )

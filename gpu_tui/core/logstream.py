@@ -116,6 +116,73 @@ _GLUE = re.compile(
 )
 
 
+_DECIDE_BYTES = 256  # how much of the line after the first invalid UTF-8 decides the encoding
+
+
+def _looks_gb18030(window: bytes, cut: bool) -> bool:
+    """The bytes decode as GB18030 (GBK's superset) into at least two CJK characters (one
+    could be junk that happens to decode); `cut`: the window may end inside a character."""
+    for end in (len(window), len(window) - 1, len(window) - 2, len(window) - 3) if cut else (len(window),):
+        try:
+            text = window[: max(0, end)].decode("gb18030")
+        except UnicodeDecodeError:
+            continue
+        return sum(1 for c in text if "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef") >= 2
+    return False
+
+
+class _Decoder:
+    """UTF-8, until a line shows the log is GBK/GB18030 (a Chinese Windows or GB locale): from
+    there on GB18030, which every GBK byte pair decodes in. The decision sticks for the log.
+
+    At the first invalid UTF-8 sequence the rest of its line (up to 256 bytes) decides: if it
+    decodes as GB18030 the log is GB18030 from that byte on, else the sequence is replaced
+    (U+FFFD) and UTF-8 goes on. The decision waits for that window to arrive, so it never
+    depends on where a chunk ended; ASCII (the numbers) decodes the same either way. Limit: a GBK
+    character just before the first invalid sequence that happens to be valid UTF-8 (about 1 in
+    12) stays mis-decoded; the rest of the log is right.
+    """
+
+    __slots__ = ("_buf", "_gb")
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._gb: codecs.IncrementalDecoder | None = None
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8" if self._gb is None else "gb18030"
+
+    def decode(self, chunk: bytes, final: bool = False) -> str:
+        if self._gb is not None:
+            return self._gb.decode(chunk, final)
+        data = self._buf + chunk if self._buf else chunk
+        self._buf = b""
+        out: list[str] = []
+        while data:
+            try:
+                out.append(data.decode("utf-8"))
+                break
+            except UnicodeDecodeError as e:
+                out.append(data[: e.start].decode("utf-8"))
+                rest = data[e.start :]
+                if e.reason == "unexpected end of data" and e.end == len(data) and not final:
+                    self._buf = rest  # a character split by the chunk's end
+                    break
+                newline = rest.find(b"\n")
+                end = min(_DECIDE_BYTES, newline if newline >= 0 else len(rest))
+                if end == len(rest) and newline < 0 and len(rest) < _DECIDE_BYTES and not final:
+                    self._buf = rest  # the window that decides is not all here yet
+                    break
+                if _looks_gb18030(rest[:end], cut=end == _DECIDE_BYTES):
+                    self._gb = codecs.getincrementaldecoder("gb18030")(errors="replace")
+                    out.append(self._gb.decode(rest, final))
+                    break
+                out.append("\ufffd")
+                data = rest[e.end - e.start :]
+        return "".join(out)
+
+
 class LogStream:
     """Incremental bytes -> lines for one log file.
 
@@ -140,7 +207,7 @@ class LogStream:
         """Completed lines so far, including those `lines` no longer holds."""
         self.states_replaced = 0
         """Progress states replaced by a newer one (events with final=False)."""
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder = _Decoder()
         self._rows: list[_Row] = [_Row()]
         self._cur = 0  # cursor row in _rows
         self._col0 = True  # the cursor is at column 0: the next text replaces the row

@@ -20,10 +20,9 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 
+from gpu_tui.core.logcount import epochs_hint, steps_hint
+from gpu_tui.core.logfail import INF_LOSS, KILLED, NAN_LOSS
 from gpu_tui.core.logline import (
-    INF_LOSS,
-    KILLED,
-    NAN_LOSS,
     LineInfo,
     Progress,
     is_eval_key,
@@ -31,7 +30,9 @@ from gpu_tui.core.logline import (
     parse_line,
     strip_rank,
 )
+from gpu_tui.core.logprogress import RunProgress
 from gpu_tui.core.logstream import StreamUpdate
+from gpu_tui.core.logtable import Table
 
 __all__ = ["LogSummary", "train_loss", "eval_loss"]
 
@@ -47,9 +48,18 @@ _TB_CHAIN = (
 _EXCEPTION = re.compile(r"((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::(?:\s+(.*))?)?")
 # Where a SyntaxError in the main script is reported (no `Traceback` header, no `, in func`).
 _SYNTAX_AT = re.compile(r'  File "[^"]*", line \d+$')
+# A frame: a traceback whose header is not in the log (cut off by the window, or never printed).
+_FRAME = re.compile(r'  File "[^"]*", line \d+, in ')
+# An exception's own line with no traceback around it: `[rank0]: ValueError: bad shape`.
+_BARE_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt)(?::(?:\s+.*)?)?")
+# torchrun's summary under ChildFailedError: `  rank      : 0 (local_rank: 0)`, `  exitcode  : 1 (pid: 42)`.
+_CHILD_FIELD = re.compile(r"\s*(rank|exitcode)\s*: (-?\d+)")
+_CHILD = "NCCL ChildFailedError (torchrun)"
 
 # Which of a line's metrics is the loss: the usual names first, in this order.
 _TRAIN_KEYS = ("loss", "train_loss", "train/loss", "training_loss", "train_loss_step", "loss_step")
+# A part of a loss the tool totals (YOLO's box_loss, mmdet's loss_cls): a metric, never the loss.
+_COMPONENTS = frozenset({"box", "cls", "dfl", "obj", "seg", "kobj", "pose", "bbox", "rpn", "mask", "iou", "giou"})
 _EVAL_KEYS = ("eval_loss", "val_loss", "eval/loss", "val/loss", "validation_loss", "valid_loss")
 
 
@@ -66,7 +76,7 @@ def train_loss(metrics: Mapping[str, float]) -> float | None:
         if key in metrics:
             return metrics[key]
     for key, value in metrics.items():
-        if is_loss_key(key) and not is_eval_key(key):
+        if is_loss_key(key) and not is_eval_key(key) and _COMPONENTS.isdisjoint(key.replace("/", "_").split("_")):
             return value
     return None
 
@@ -89,9 +99,9 @@ def _short(text: str) -> str:
 
 
 class _Series:
-    """At most `max_points` (index, value) points spread over the whole run.
+    """At most `max_points` (x, value) points spread over the whole run.
 
-    Every observation gets the next index. When the buffer is full every other point is
+    Every observation gets the next index (its x unless one is given). When the buffer is full every other point is
     dropped and from then on only every 2nd (4th, 8th...) observation is kept, so the curve
     always spans the run from its start at a resolution that halves as it grows. The newest
     value may therefore be missing; `last` always has it.
@@ -101,18 +111,18 @@ class _Series:
 
     def __init__(self, max_points: int) -> None:
         self.max_points = max_points
-        self.points: list[tuple[int, float]] = []
+        self.points: list[tuple[float, float]] = []
         self.count = 0
         self.stride = 1
         self.last: float | None = None
 
-    def add(self, value: float) -> None:
+    def add(self, value: float, x: float | None = None) -> None:
         index = self.count
         self.count += 1
         self.last = value
         if index % self.stride:
             return
-        self.points.append((index, value))
+        self.points.append((index if x is None else x, value))
         if len(self.points) > self.max_points:
             self.points = self.points[::2]
             self.stride *= 2
@@ -161,7 +171,11 @@ class LogSummary:
     def __init__(self, max_points: int = 2000) -> None:
         if max_points < 2:
             raise ValueError("max_points must be >= 2")
-        self.progress: Progress | None = None
+        self._run = RunProgress()
+        self._table = Table()
+        self.loss_axis: str | None = None
+        """What the loss curves' x counts: `step` (the run's step), `epoch` (epochs, fractional)
+        or `index` (the n-th loss printed); None before the first point."""
         self.last_loss: float | None = None
         self.last_eval_loss: float | None = None
         self.metrics: dict[str, float] = {}
@@ -174,6 +188,11 @@ class LogSummary:
         self._specific: str | None = None
         self._nonfinite: str | None = None
         self._traceback: str | None = None
+        self._wrapper: str | None = None  # torchrun's ChildFailedError: only when nothing better
+        self._last_key: tuple[object, ...] | None = None
+        self._fail_key: tuple[object, ...] | None = None
+        self._failed = False
+        self._plain_after = 0  # plain lines since the failure: a bar after them is a new start
         self._traceback_chain: int | None = None
         self._traces: dict[str | None, _Trace] = {}
         self._chains = 0
@@ -183,16 +202,22 @@ class LogSummary:
     @property
     def failure(self) -> str | None:
         """What the log shows went wrong so far, or None (see the class docstring)."""
-        return self._specific or self._traceback
+        return self._specific or self._traceback or self._wrapper
 
     @property
-    def loss_points(self) -> list[tuple[int, float]]:
-        """The training loss curve as (observation index, value), oldest first."""
+    def progress(self) -> Progress | None:
+        """The run's progress (core/logprogress): percent and ETA are the run's where the log
+        says how long the run is, else the latest bar's own."""
+        return self._run.progress
+
+    @property
+    def loss_points(self) -> list[tuple[float, float]]:
+        """The training loss curve as (x, value), oldest first; x per `loss_axis`."""
         return list(self._losses.points)
 
     @property
-    def eval_points(self) -> list[tuple[int, float]]:
-        """The eval/val loss curve as (observation index, value), oldest first."""
+    def eval_points(self) -> list[tuple[float, float]]:
+        """The eval/val loss curve as (x, value), oldest first; x per `loss_axis`."""
         return list(self._evals.points)
 
     def finish(self, exit_code: int | None, killed_by_signal: bool = False) -> str | None:
@@ -226,19 +251,31 @@ class LogSummary:
         """One line, in log order. `final=False`: a bar state a newer one replaced (no
         traceback tracking, it cannot be part of one). Returns what the line said."""
         self.lines_seen += 1
-        info = parse_line(line)
+        info = self._table.apply(line, parse_line(line))
+        if final and ("poch" in line or "steps" in line or "iters" in line):
+            epochs, steps = epochs_hint(line), steps_hint(line)
+            if epochs is not None or steps is not None:
+                self._run.hint(epochs, steps)
         if info.progress is not None:
-            self.progress = info.progress
+            self._moved(info.progress)
         if info.metrics:
             self._take_metrics(info, series=True)
         specific = info.failure
         if specific is not None:
+            nonfinite = specific in (NAN_LOSS, INF_LOSS)
+            if nonfinite and self._nonfinite is None:
+                self._nonfinite = specific
             if self._specific is None:
                 self._specific = specific
-            if self._nonfinite is None and specific in (NAN_LOSS, INF_LOSS):
-                self._nonfinite = specific
+                if not nonfinite:  # a NaN loss does not stop a run: it is never dropped
+                    self._mark_failed()
         if final:
+            failed = self._failed
             self._follow_traceback(line, specific)
+            if failed and self._failed and line and not line[0].isspace() and specific is None:
+                trace = self._traces.get(strip_rank(line)[0])
+                if trace is None or trace.state in (_Trace.IDLE, _Trace.AFTER) and line not in _TB_CHAIN:
+                    self._plain_after += 1
         return info
 
     def set_live(self, lines: Iterable[str]) -> None:
@@ -246,15 +283,57 @@ class LogSummary:
         (they are partial or will come again as events)."""
         bar: Progress | None = None
         for line in lines:
-            info = parse_line(line)
+            info = self._table.apply(line, parse_line(line))
             if info.progress is not None and bar is None:
                 bar = info.progress
             if info.metrics:
                 self._take_metrics(info, series=False)
         if bar is not None:
-            self.progress = bar
+            self._moved(bar)
 
     # ------------------------------------------------------------------ internals
+
+    def _moved(self, p: Progress) -> None:
+        """A line's progress. A failure followed by progress elsewhere than where it struck (a
+        restart, a caught error and the next model) did not end the run: it is dropped."""
+        self._run.add(p)
+        key = (p.desc, p.epoch, p.step, p.global_step)
+        self._last_key = key
+        if self._failed and (key != self._fail_key or self._plain_after > 1):
+            self._specific = self._nonfinite
+            self._traceback = self._wrapper = None
+            self._traceback_chain = None
+            self._failed = False
+        self._plain_after = 0  # plain lines since the failure: a bar after them is a new start
+
+    def _mark_failed(self) -> None:
+        if not self._failed:
+            self._failed = True
+            self._fail_key = self._last_key
+            self._plain_after = 0
+
+    def _x(self, metrics: Mapping[str, float]) -> float | None:
+        """The loss curve's x for a point now: see `loss_axis`."""
+        for key in ("step", "global_step", "num_updates", "iteration", "iter"):
+            if key in metrics:
+                x: float | None = metrics[key]
+                axis = "step"
+                break
+        else:
+            p = self._run.progress
+            if p is not None and p.step is not None:
+                x, axis = p.step, "step"
+            elif p is not None and p.epoch is None and p.bar_step is not None:
+                x, axis = p.bar_step, "step"  # one bar over the run (HF Trainer): its n
+            elif p is not None and p.epoch is not None:
+                x, axis = p.epoch - 1 + (p.bar_percent or 0.0) / 100.0, "epoch"
+            else:
+                x, axis = None, "index"
+        if self.loss_axis is None:
+            self.loss_axis = axis
+        if axis != self.loss_axis:
+            return self._losses.points[-1][0] if self._losses.points and self.loss_axis != "index" else None
+        return x if axis != "index" else None
 
     def _take_metrics(self, info: LineInfo, series: bool) -> None:
         metrics = info.metrics
@@ -267,6 +346,8 @@ class LogSummary:
             self.last_loss = metrics.get("train_loss")  # the run's mean: better than nothing
         if loss is not None:
             self.last_loss = loss
+            if self._run.progress is None:
+                self._run.training_seen()
         ev = eval_loss(metrics)
         if ev is not None:
             self.last_eval_loss = ev
@@ -278,12 +359,43 @@ class LogSummary:
             if point == self._last_bar_point:
                 return
             self._last_bar_point = point
-        if loss is not None and math.isfinite(loss):
-            self._losses.add(loss)
+        finite_loss = loss is not None and math.isfinite(loss)
+        finite_ev = ev is not None and math.isfinite(ev) and (bar is None or ev != self._evals.last)
+        if not finite_loss and not finite_ev:
+            return
+        x = self._x(metrics)
+        if finite_loss and loss is not None:
+            self._losses.add(loss, x)
         # A bar's postfix repeats the last validation loss for a whole epoch: one point.
-        if ev is not None and math.isfinite(ev):
-            if bar is None or ev != self._evals.last:
-                self._evals.add(ev)
+        if finite_ev and ev is not None:
+            self._evals.add(ev, x)
+
+    def _bare_exception(self, body: str, specific: str | None) -> None:
+        """`[rank0]: ValueError: ...` (or unprefixed) with no traceback header or frames."""
+        if specific is not None or self._traceback is not None or _BARE_EXCEPTION.fullmatch(body) is None:
+            return
+        m = _EXCEPTION.fullmatch(body)
+        if m is None:
+            return
+        name = m[1].rsplit(".", 1)[-1]
+        if name == "ChildFailedError":
+            if self._wrapper is None:
+                self._wrapper = _CHILD
+                self._mark_failed()
+            return
+        self._traceback = _short(f"Traceback: {name}: {m[2]}" if m[2] else f"Traceback: {name}")
+        self._traceback_chain = None
+        self._mark_failed()
+
+    def _child_field(self, body: str) -> None:
+        """The first rank and exit code of torchrun's summary, into the ChildFailedError reason."""
+        m = _CHILD_FIELD.match(body)
+        if m is None or self._wrapper is None:
+            return
+        if m[1] == "rank" and self._wrapper == _CHILD:
+            self._wrapper = f"{_CHILD}: rank {m[2]}"
+        elif m[1] == "exitcode" and self._wrapper != _CHILD:
+            self._wrapper += f" exitcode {m[2]}"
 
     def _trace(self, writer: str | None) -> _Trace:
         trace = self._traces.get(writer)
@@ -297,15 +409,25 @@ class LogSummary:
 
     def _follow_traceback(self, line: str, specific: str | None) -> None:
         writer, body = strip_rank(line)
+        if self._wrapper is not None and "exitcode" not in self._wrapper:
+            self._child_field(body)
         trace = self._traces.get(writer)
         if trace is None:
             # Only start following a writer at a traceback's first line.
             starts = body.endswith(_TB_HEADER) or (
-                body.startswith("  File") and _SYNTAX_AT.match(body) is not None
+                body.startswith("  File") and (_SYNTAX_AT.match(body) is not None or _FRAME.match(body) is not None)
             )
             if not starts:
+                if body[:1].isalpha() and ("Error" in body or "Exception" in body or "Interrupt" in body):
+                    self._bare_exception(body, specific)
                 return
             trace = self._trace(writer)
+            if body.startswith("  File") and _FRAME.match(body) is not None:
+                self._chains += 1
+                trace.chain = self._chains
+                trace.specific = False
+                trace.state = _Trace.FRAMES
+                return
         state = trace.state
         if body.endswith(_TB_HEADER):  # also when glued after a bar or a logging prefix
             if state != _Trace.LINKED:
@@ -332,10 +454,16 @@ class LogSummary:
             if trace.specific:
                 return  # the OOM (etc.) is the failure, already recorded
             name = m[1].rsplit(".", 1)[-1]
+            if name == "ChildFailedError":  # torchrun's wrapper: the ranks' own error wins
+                if self._wrapper is None:
+                    self._wrapper = _CHILD
+                    self._mark_failed()
+                return
             reason = _short(f"Traceback: {name}: {m[2]}" if m[2] else f"Traceback: {name}")
             if self._traceback is None or self._traceback_chain == trace.chain:
                 self._traceback = reason
                 self._traceback_chain = trace.chain
+                self._mark_failed()
             return
         if state == _Trace.AFTER:
             if body in _TB_CHAIN:

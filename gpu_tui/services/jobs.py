@@ -285,6 +285,7 @@ def info_with_summary(f: JobFacts, summary: LogSummary) -> JobInfo:
         progress_percent=progress.percent if progress else None,
         eta_seconds=progress.eta_seconds if progress and state == "running" else None,
         last_loss=summary.last_loss,
+        progress_counts=(progress.epoch, progress.epochs, progress.step, progress.steps) if progress else (None,) * 4,
     )
 
 

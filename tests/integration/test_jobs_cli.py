@@ -72,7 +72,7 @@ def test_failure_and_exit_codes(sshd_instance, tmp_path: Path) -> None:
     job_id = res.stdout.strip()
     job = wait_state(tmp_path, sshd_instance, job_id, {"failed"})
     assert job["exit_code"] == 1
-    assert job["failure"] == "Traceback: ModuleNotFoundError: No module named 'torch_missing_module_xyz'"
+    assert job["failure"] == "ModuleNotFoundError: torch_missing_module_xyz"
 
     nan = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--", "echo 'loss: 0.5'; echo 'loss: nan'")
     job = wait_state(tmp_path, sshd_instance, nan.stdout.strip(), {"succeeded", "failed"})

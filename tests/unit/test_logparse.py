@@ -79,7 +79,7 @@ def test_public_api_is_exported() -> None:
         ("313/313 - 1s - loss: 0.0962", Progress(100.0, 313, 313, 1)),
         ("  1/1875 [..............................] - ETA: 5:12 - loss: 2.3026",
          Progress(100 / 1875, 1, 1875, None, 312)),
-        ("step 100/1000 loss 2.3", None),
+        ("step 100/1000 loss 2.3", Progress(10.0, 100, 1000)),
         ("[2026-11-29 14:15:01] INFO saving", None),
     ],
 )
@@ -91,7 +91,7 @@ def test_progress(line: str, want: Progress | None) -> None:
     for attr in ("rate", "percent"):
         value = getattr(want, attr)
         assert getattr(got, attr) == (pytest.approx(value) if value is not None else None), attr
-    for attr in ("step", "total", "elapsed_seconds", "eta_seconds", "desc"):
+    for attr in ("step", "steps", "elapsed_seconds", "eta_seconds", "desc"):
         assert getattr(got, attr) == getattr(want, attr), attr
     if want.rate_text is not None:
         assert got.rate_text == want.rate_text
@@ -99,7 +99,8 @@ def test_progress(line: str, want: Progress | None) -> None:
 
 def test_progress_json_is_the_contract_shape() -> None:
     p = parse_line("desc: 45%|████▌     | 450/1000 [00:12<00:15, 36.10it/s, loss=0.523]").progress
-    assert p is not None and p.as_json() == {"percent": 45.0, "eta_seconds": 15}
+    assert p is not None and p.as_json() == {"percent": 45.0, "eta_seconds": 15, "epoch": None, "epochs": None,
+                                             "step": 450, "steps": 1000}
 
 
 @pytest.mark.parametrize(
@@ -331,7 +332,8 @@ def test_rank_prefixed_tracebacks_do_not_mix() -> None:
 def test_superseded_states_do_not_start_tracebacks() -> None:
     s = LogSummary()
     s.add_line("Traceback (most recent call last):", final=False)
-    s.add_line("ValueError: x")
+    s.add_line("  raise ValueError(x)")
+    s.add_line("not an exception: x")
     assert s.failure is None
 
 
@@ -359,7 +361,8 @@ def test_last_loss_prefers_training_loss_and_live_bars() -> None:
     assert (s.last_loss, s.last_eval_loss) == (1.5, 1.2)
     s.set_live(["Epoch 1:  45%|████▌     | 450/1000 [00:12<00:15, 36.10it/s, train_loss=0.523]"])
     assert s.last_loss == 0.523
-    assert s.progress is not None and s.progress.as_json() == {"percent": 45.0, "eta_seconds": 15}
+    assert s.progress is not None and s.progress.as_json() == {
+        "percent": 45.0, "eta_seconds": 15, "epoch": 1, "epochs": None, "step": None, "steps": None}
     assert s.loss_points == [(0, 1.5)]  # live rows are not points: they come again as events
     s.add_line("{'train_runtime': 10.0, 'train_loss': 0.9, 'epoch': 1.0}")
     assert s.last_loss == 0.523
@@ -380,7 +383,8 @@ def test_repeated_bar_states_add_one_point() -> None:
         s.add_line(" 10%|█         | 10/100 [00:01<00:09, 10.00it/s, loss=2.000]", final=False)
     s.add_line(" 20%|██        | 20/100 [00:02<00:08, 10.00it/s, loss=2.000]", final=False)
     s.add_line(" 20%|██        | 20/100 [00:02<00:08, 10.00it/s, loss=2.000]")
-    assert s.loss_points == [(0, 2.0), (1, 2.0)]
+    assert s.loss_points == [(10, 2.0), (20, 2.0)]  # x: the bar's step
+    assert s.loss_axis == "step"
 
 
 def test_loss_curve_is_bounded_and_spans_the_run() -> None:

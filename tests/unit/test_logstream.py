@@ -178,6 +178,45 @@ def test_invalid_utf8_becomes_replacement_characters() -> None:
     assert s.close().lines == ("end \ufffd",)  # a character cut by the end of the log
 
 
+GBK_LOG = ("第 3 轮 epoch: [3/500], global_step: 40, loss: 0.91 训练中\r\n"
+           "  5%|▌ | 5/100 [00:01<00:19, 5.00it/s]\r已杀死\n")
+
+
+def test_gbk_log_is_decoded_and_keeps_its_numbers() -> None:
+    data = GBK_LOG.replace("▌", "#").encode("gbk")
+    stream = LogStream()
+    feed_all(stream, [data])
+    assert list(stream.lines) == ["第 3 轮 epoch: [3/500], global_step: 40, loss: 0.91 训练中", "已杀死"]
+
+
+def test_utf8_before_the_first_gbk_line_stays_utf8() -> None:
+    data = "café ok\n".encode() + "第 3 轮 loss: 0.5\n".encode("gb18030")
+    stream = LogStream()
+    feed_all(stream, [data[i : i + 1] for i in range(len(data))])
+    assert list(stream.lines) == ["café ok", "第 3 轮 loss: 0.5"]
+
+
+def test_junk_bytes_in_utf8_are_replaced_not_taken_for_gbk() -> None:
+    stream = LogStream()
+    feed_all(stream, [b"ok \xff\xfe 12\n", "café 3.5\n".encode()])
+    assert list(stream.lines) == ["ok \ufffd\ufffd 12", "café 3.5"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=40), max_size=20))
+def test_gbk_split_anywhere(cuts: list[int]) -> None:
+    data = GBK_LOG.replace("▌", "#").encode("gbk") * 3
+    chunks, pos = [], 0
+    for n in cuts:
+        chunks.append(data[pos : pos + n])
+        pos += n
+    chunks.append(data[pos:])
+    whole, split = LogStream(), LogStream()
+    feed_all(whole, [data])
+    feed_all(split, chunks)
+    assert list(split.lines) == list(whole.lines) and "已杀死" in whole.lines
+
+
 def test_close_commits_live_rows_and_starts_afresh() -> None:
     s = LogStream()
     s.feed(b"\rbar 1\n\rbar 2")

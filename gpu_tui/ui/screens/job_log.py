@@ -10,9 +10,11 @@ second: lines queue up and are written in one batch.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable
 
+import plotext as plt
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -30,7 +32,6 @@ from gpu_tui.remote.host import Host
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.logtail import LogFollower
-from gpu_tui.ui.screens.detail import chart
 from gpu_tui.ui.widgets.text_panel import TextPanel
 
 __all__ = ["JobLogScreen", "progress_text"]
@@ -47,15 +48,41 @@ def job_label(job: JobInfo) -> str:
     return f"{job.id}{name}  {job.state}"
 
 
+AXIS_LABEL = {"step": "step", "epoch": "epoch", "index": "n-th loss printed"}
+
+
+def loss_chart(points: list[tuple[float, float]], axis: str | None, *, width: int, height: int, log: bool) -> Text:
+    """The loss curve against the run's step (or epoch) as the log says it; log-scale y on request."""
+    xs = [x for x, v in points if not log or v > 0]
+    ys = [v for _, v in points if not log or v > 0]
+    plt.clf()
+    plt.limit_size(False, False)
+    plt.plotsize(max(20, width), max(6, height))
+    plt.theme("clear")
+    if len(xs) >= 2:
+        plt.plot(xs, [math.log10(v) for v in ys] if log else ys, marker="braille", color="cyan")
+    label = AXIS_LABEL.get(axis or "index", "")
+    plt.xlabel(label + ("   y: log10(loss)" if log else ""))
+    return Text.from_ansi(plt.build())
+
+
 def progress_text(summary: LogSummary, view: InstanceView, now: float, currency: str, running: bool) -> Text:
-    """`45% 450/1000 · ETA 12m05s → done 14:32 · ¥12.34 by then (+¥0.40)` and the last loss."""
+    """`45% of the run · epoch 3/10 · 450/1000 · ETA 12m05s → done 14:32 · ¥12.34 by then (+¥0.40)` and
+    the last loss. Percent, ETA, finish time and cost are the run's where the log says how long
+    the run is (core/logprogress), else the bar's."""
     t = Text()
     p = summary.progress
     if p is not None:
         if p.percent is not None:
             t.append(format_percent(p.percent), style="bold")
+            if p.scope == "run":
+                t.append(" of the run", style="dim")
+        if p.epoch is not None:
+            t.append(f"  epoch {p.epoch}" + (f"/{p.epochs}" if p.epochs else ""))
         if p.step is not None:
-            t.append(f" {p.step}" + (f"/{p.total}" if p.total else ""))
+            t.append(f"  step {p.step}" + (f"/{p.steps}" if p.steps else ""))
+        if p.bar_step is not None and (p.scope != "run" or p.bar_percent is not None):
+            t.append(f"  {p.bar_step}" + (f"/{p.bar_steps}" if p.bar_steps else ""), style="dim")
         if p.rate_text:
             t.append(f"  {p.rate_text}", style="dim")
         if running and p.eta_seconds is not None:
@@ -68,6 +95,10 @@ def progress_text(summary: LogSummary, view: InstanceView, now: float, currency:
                 t.append(f"  {by_then} by then (+{extra})", style="yellow")
     if summary.last_loss is not None:
         t.append(f"  loss {summary.last_loss:.4g}", style="cyan")
+    else:  # a tool that prints only a loss's parts (YOLO's box_loss, cls_loss ...): those, never summed
+        parts = [(k, v) for k, v in summary.metrics.items() if k.endswith("_loss") and math.isfinite(v)][:4]
+        for k, v in parts:
+            t.append(f"  {k} {v:.4g}", style="cyan")
     failure = summary.failure
     if failure:
         t.append(f"  {failure}", style="bold red")
@@ -79,6 +110,7 @@ class JobLogScreen(Screen[None]):
         Binding("escape,q", "app.pop_screen", "Back"),
         # the dashboard's stop_job id, so a `[keys]` remap of `x` applies here too
         Binding("x", "stop_job", "Stop job", id="stop_job"),
+        Binding("g", "toggle_log_scale", "Log scale"),
     ]
     DEFAULT_CSS = """
     JobLogScreen #head { height: auto; padding: 0 1; }
@@ -114,6 +146,7 @@ class JobLogScreen(Screen[None]):
         self._live_parsed = True
         self._chart_at = 0.0
         self._window_start = 0  # byte offset where the shown part of the log starts
+        self._log_scale = False
 
     @property
     def job(self) -> JobInfo:
@@ -125,6 +158,12 @@ class JobLogScreen(Screen[None]):
                 return False
             return True if self._current_state() == "running" else None
         return True
+
+    def action_toggle_log_scale(self) -> None:
+        """`g`: the loss curve on a log scale (losses that fall by orders of magnitude), and back."""
+        self._log_scale = not self._log_scale
+        self._points_drawn = -1
+        self._chart_at = 0.0
 
     def action_stop_job(self) -> None:
         if self._on_stop is not None and self._current_state() == "running":
@@ -221,12 +260,10 @@ class JobLogScreen(Screen[None]):
             self._chart_at = now
             self._points_drawn = len(points)
             width = max(40, self.size.width - 4)
-            ys: list[float | None] = [v for _, v in points]
             height = max(4, min(10, (self.size.height - 16) // 2))  # the log keeps most of the screen
-            self.query_one("#chart", TextPanel).set_text(chart(
-                "", {"loss": ys}, ymax=max(v for v in ys if v is not None) * 1.05 or 1.0,
-                width=width, height=height, xlabel="", legend=False,
-            ))
+            self.query_one("#chart", TextPanel).set_text(
+                loss_chart(points, self._summary.loss_axis, width=width, height=height, log=self._log_scale)
+            )
 
     def _current_state(self) -> str:
         for j in self._view.jobs:
