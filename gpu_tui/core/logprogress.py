@@ -109,9 +109,13 @@ class RunProgress:
         if scope == "inner" and p.epochs and p.epoch is not None and p.epoch > 1 and p.percent is not None:
             # `Epoch 3/10: 25%|...`: a bar that restarts every epoch is below (k-1)/N at some point
             # of epoch k; one that is never below it spans the run
-            if p.percent / 100.0 < (p.epoch - 1) / p.epochs - 1e-9:
+            # the step count is exact where tqdm's percent is rounded down (808/2400 shows 33%)
+            fraction = p.step / p.steps if p.step is not None and p.steps else p.percent / 100.0
+            if fraction < (p.epoch - 1) / p.epochs - 1e-9:
                 self._restarts = True
             self._spans = not self._restarts
+        if scope == "summary" and p.epoch is not None and p.epoch == self._epoch and self.progress is not None:
+            return  # the epoch's own summary line after its bar: the bar said more
         if self._spans:
             if p.percent is not None:
                 self.progress = replace(self._bar_progress(p), epoch=p.epoch, epochs=p.epochs, scope="run")

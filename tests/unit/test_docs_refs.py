@@ -5,7 +5,8 @@ docs/ and README.md. A reference is one of
 
 - `docs/NAME.md`: from the repository root;
 - `../../docs/NAME.md` (any `./` or `../` prefix): from the citing file's folder;
-- a bare upper-case `NAME.md` (`CONTRACTS.md`, `FIELD_NOTES.md`): docs/NAME.md. `README.md` and
+- a bare upper-case `NAME.md` (`CONTRACTS.md`, `FIELD_NOTES.md`): the file beside the citing
+  one if there is one (outside the root), else docs/NAME.md. `README.md` and
   `LICENSE.md` alone are left out (every folder may have its own).
 
 A reference followed by `, "Section"`, ` "Section"` or ` ("Section")` must name text found in one
@@ -67,6 +68,9 @@ class Ref:
             return (self.source.parent / self.path).resolve()
         if self.path.startswith("docs/"):
             return (ROOT / self.path).resolve()
+        beside = self.source.parent / self.path  # a folder's own README naming its SOURCES.md
+        if self.source.parent != ROOT and beside.is_file():
+            return beside.resolve()
         return (DOCS / self.path).resolve()
 
 
