@@ -57,7 +57,7 @@ async def test_instances_in_config_order_first_selected_and_live(sshd_fleet, tmp
     app = make_app(tmp_path, sshd_fleet)
     async with app.run_test(size=(100, 30)) as pilot:
         table = app.query_one(InstanceTable)
-        assert [str(k.value) for k in table.rows] == [i.name for i in sshd_fleet]
+        assert list(table.rows) == [i.name for i in sshd_fleet]
         assert table.selected_name == sshd_fleet[0].name
         await wait_for(pilot, lambda: all(state_of(app, i.name) == "online" for i in sshd_fleet))
         await wait_for(pilot, lambda: "%" in panel_text(app) and "°C" in panel_text(app))

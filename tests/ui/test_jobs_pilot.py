@@ -84,6 +84,8 @@ async def test_refusal_stays_in_the_form_and_stop_asks_first(sshd_instance, tmp_
 
         await fill_and_start(pilot, app, "trap 'echo bye; exit 0' INT; while :; do sleep 0.1; done", name="loop")
         await wait_for(pilot, lambda: any(j.state == "running" for j in jobs_of(app, name)))
+        # the watch loop can list the job before the form has closed itself
+        await wait_for(pilot, lambda: not isinstance(app.screen, RunJobScreen))
         assert app.dashboard.check_action("stop_job", ()) is True
         await pilot.press("x")
         assert isinstance(app.screen, ConfirmScreen)

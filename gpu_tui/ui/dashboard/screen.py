@@ -17,7 +17,7 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer
+from textual.widgets import Footer
 
 from gpu_tui.core.actions import ACTIONS, action, key_label
 from gpu_tui.services.events import GpuFrameReceived, HostStatsReceived, StateChanged
@@ -291,10 +291,10 @@ class DashboardScreen(Screen[None]):
 
         self.run_worker(fetch(), group="balance", exclusive=True, exit_on_error=False)
 
-    def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+    def on_row_list_highlighted(self, _event: InstanceTable.Highlighted) -> None:
         self.refresh_panels()
 
-    def on_data_table_row_selected(self, _event: DataTable.RowSelected) -> None:
+    def on_row_list_selected(self, _event: InstanceTable.Selected) -> None:
         self.action_detail()
 
     # ----- which actions can run now: the footer, help and the palette

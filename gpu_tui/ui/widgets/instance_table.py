@@ -1,9 +1,5 @@
-"""The instance list: one row per instance in config order; a row is rewritten only when it changed.
-
-Each row is ONE DataTable cell holding the whole line, laid out here at fixed widths: DataTable
-renders cell by cell, and at 32 instances seven cells per row made every repaint (a key press,
-the 1 Hz updates) cost seven times as much for the same pixels.
-"""
+"""The instance list: one row per instance in config order; a row is repainted only when its
+text changed (ui/widgets/row_list.py), laid out here at fixed widths."""
 
 from __future__ import annotations
 
@@ -11,12 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual.coordinate import Coordinate
-from textual.widgets import DataTable
 
 from gpu_tui.core.units import format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.format import job_mark, state_text
+from gpu_tui.ui.widgets.row_list import RowList
 
 __all__ = ["InstanceTable"]
 
@@ -64,29 +59,26 @@ HEADER = _line({c: Text(label, justify="right" if c in ("gpus", "util", "vram", 
                 for c, label in zip(COLUMNS, LABELS, strict=True)})
 
 
-class InstanceTable(DataTable[Text]):
+class InstanceTable(RowList):
     DEFAULT_CSS = """
     InstanceTable { height: auto; max-height: 40%; }
     """
 
     def __init__(self, currency: str, **kw: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kw)
+        super().__init__(HEADER, **kw)
         self.currency = currency
         self._lines: dict[str, Text] = {}
         self.idle_after: float | None = None
         """Seconds of billing idle after which a row says `online idle` (settings.idle_minutes)."""
         self.on_move: Callable[[], None] | None = None
         """Called as soon as the cursor moved (any key, the mouse), before the next frame: the
-        RowHighlighted message arrives a frame or two later under load, and the panels showing
+        Highlighted message arrives a frame or two later under load, and the panels showing
         the selection would then lag the table by that much."""
 
-    def watch_cursor_coordinate(self, old: Coordinate, new: Coordinate) -> None:
-        super().watch_cursor_coordinate(old, new)
+    def watch_cursor_row(self, old: int, new: int) -> None:
+        super().watch_cursor_row(old, new)
         if old != new and self.on_move is not None:
             self.on_move()
-
-    def on_mount(self) -> None:
-        self.add_column(HEADER, key="row", width=sum(WIDTHS) + 2 * (len(WIDTHS) - 1))
 
     def cells_for(self, v: InstanceView, now: float) -> dict[str, Text]:
         gpus = v.frame.gpus if v.frame and v.state == "online" else ()
@@ -105,15 +97,9 @@ class InstanceTable(DataTable[Text]):
 
     def show(self, v: InstanceView, now: float) -> None:
         line = _line(self.cells_for(v, now))
-        if v.name not in self.rows:
-            self.add_row(line, key=v.name)
-        elif self._lines.get(v.name) != line:
-            self.update_cell(v.name, "row", line)
+        self.set_row(v.name, line)  # repaints that one line, and only if it changed
         self._lines[v.name] = line
 
     @property
     def selected_name(self) -> str | None:
-        if not self.row_count:
-            return None
-        row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
-        return str(row_key.value) if row_key.value is not None else None
+        return self.key_at(self.cursor_row)
