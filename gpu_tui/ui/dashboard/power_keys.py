@@ -8,6 +8,7 @@ import time
 from rich.text import Text
 
 from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
@@ -90,7 +91,7 @@ class PowerKeys:
                 self._shut([v.config for v in views], quit_after=True, pull=choice == "pull")
 
         self._ctx.push(ShutdownConfirmScreen(question, can_pull=bool(pulls), yes="Shut all down",
-                                             pull="Pull results, then shut all down"), answer)
+                                             pull=_("Pull results, then shut all down")), answer)
 
     def quit(self) -> None:
         """`q`: quits at once unless instances still bill; then the guard asks."""

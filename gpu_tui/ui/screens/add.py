@@ -23,11 +23,13 @@ from gpu_tui.config.logsetup import redact
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.cost import parse_hourly_rate
 from gpu_tui.core.errors import GpuTuiError, HostKeyUnknown
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.login import guess_provider, parse_login, suggest_name
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services.onboard import NewInstance, Onboarder, check_login, final_name, install_app_key
-from gpu_tui.ui.screens.form_css import compact_form_css
+from gpu_tui.ui.screens.form_css import compact_form_css, fit_labels
 from gpu_tui.ui.screens.hostkey import TrustKeyScreen
+from gpu_tui.ui.screens.localise import translate_bindings
 
 __all__ = ["AddInstanceScreen", "Added"]
 
@@ -45,43 +47,45 @@ class Added:
 
 
 class AddInstanceScreen(ModalScreen[Added | None]):
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS = [Binding("escape", "dismiss(None)", N_("Cancel"))]
     DEFAULT_CSS = compact_form_css("AddInstanceScreen")
 
     def __init__(self, onboarder: Onboarder) -> None:
         super().__init__()
+        translate_bindings(self)
         self._onboarder = onboarder
 
     def compose(self) -> ComposeResult:
         currency = self._onboarder.settings.settings.currency
         with VerticalScroll():
             yield Static(Text.assemble(
-                ("Add an instance", "bold"), ("  paste the login command your provider shows", "dim")))
+                (_("Add an instance"), "bold"), ("  " + _("paste the login command your provider shows"), "dim")))
             with Horizontal(classes="row"):
-                yield Label("Login")
+                yield Label(_("Login"))
                 yield Input(placeholder="ssh -p 23456 root@connect.westb.seetacloud.com", id="login")
             with Horizontal(classes="row"):
-                yield Label("Password")
-                yield Input(password=True, placeholder="empty: use SSH keys", id="password")
+                yield Label(_("Password"))
+                yield Input(password=True, placeholder=_("empty: use SSH keys"), id="password")
             with Horizontal(classes="row"):
-                yield Label(f"{currency}/hour")
-                yield Input(placeholder="hourly price, for the cost ticker (0 if unknown)", id="rate")
+                yield Label(_("{currency}/hour").format(currency=currency))
+                yield Input(placeholder=_("hourly price, for the cost ticker (0 if unknown)"), id="rate")
             with Horizontal(classes="row"):
-                yield Label("Name")
-                yield Input(placeholder="auto: from provider, region and port", id="name")
+                yield Label(_("Name"))
+                yield Input(placeholder=_("auto: from provider, region and port"), id="name")
             with Horizontal(classes="row"):
-                yield Label("Provider")
-                options = [("guess from the host", AUTO)] + [(p, p) for p in ("autodl", "runpod", "vast", "generic")]
+                yield Label(_("Provider"))
+                options = [(_("guess from the host"), AUTO)] + [(p, p) for p in ("autodl", "runpod", "vast", "generic")]
                 yield Select(options, value=AUTO, allow_blank=False, id="provider")
-            yield Checkbox("save the password in the keyring", value=True, id="save")
-            yield Checkbox("install gpu-tui's key there (later logins and sync need no password)",
+            yield Checkbox(_("save the password in the keyring"), value=True, id="save")
+            yield Checkbox(_("install gpu-tui's key there (later logins and sync need no password)"),
                            value=True, id="install")
             yield Static("", id="error")
             with Horizontal(classes="buttons"):
-                yield Button("Test and add", id="add", variant="primary")
-                yield Button("Cancel", id="cancel")
+                yield Button(_("Test and add"), id="add", variant="primary")
+                yield Button(_("Cancel"), id="cancel")
 
     def on_mount(self) -> None:
+        fit_labels(self)
         self.query_one("#login", Input).focus()
 
     def _value(self, field: str) -> str:
@@ -113,7 +117,8 @@ class AddInstanceScreen(ModalScreen[Added | None]):
             self._say(exc.message)
             return
         except ValueError as exc:  # pydantic's name check
-            self._say(f"name {self._value('name')!r}: letters, digits, '.', '_' and '-' only ({type(exc).__name__})")
+            self._say(_("name {name!r}: letters, digits, '.', '_' and '-' only ({kind})").format(
+                name=self._value("name"), kind=type(exc).__name__))
             return
         button = self.query_one("#add", Button)
         button.disabled = True
@@ -126,7 +131,7 @@ class AddInstanceScreen(ModalScreen[Added | None]):
 
     async def _add(self, new: NewInstance, password: SecretStr | None) -> Added | None:
         where = f"{new.spec.user}@{new.spec.host}:{new.spec.port}"
-        self._say(f"logging in to {where}…", "dim")
+        self._say(_("logging in to {where}…").format(where=where), "dim")
         host = self._onboarder.login_host(new, password)
         try:
             try:
@@ -134,16 +139,16 @@ class AddInstanceScreen(ModalScreen[Added | None]):
             except HostKeyUnknown as exc:
                 address = f"{new.spec.host}:{new.spec.port}"
                 if not await self.app.push_screen_wait(TrustKeyScreen(new.name, address, exc.fingerprint, False)):
-                    self._say("host key not trusted: nothing written")
+                    self._say(_("host key not trusted: nothing written"))
                     return None
                 host.trust_presented_key(exc.key_line)
                 await check_login(host)
             if self.query_one("#install", Checkbox).value:
-                self._say("logged in; installing gpu-tui's key…", "dim")
+                self._say(_("logged in; installing gpu-tui's key…"), "dim")
                 await install_app_key(host, self._onboarder.paths)
             key_line = host.server_key_line()
         except GpuTuiError as exc:
-            self._say(f"{exc.line()} (nothing written)")
+            self._say(_("{error} (nothing written)").format(error=exc.line()))
             return None
         finally:
             await host.close()

@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Log, Static
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_bytes
 from gpu_tui.remote.host import Host
@@ -27,6 +28,7 @@ from gpu_tui.services.killable import Killable
 from gpu_tui.ui.screens.conda_forms import CondaOp, create_form, install_form
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
+from gpu_tui.ui.screens.localise import styled, translate_bindings
 
 __all__ = ["CondaScreen"]
 
@@ -42,15 +44,15 @@ def screen_line(line: str) -> str:
 
 class CondaScreen(Screen[None]):
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("q", "back_q", "Back", show=False),  # its own action: the footer groups by action
-        Binding("n", "create", "New env"),
-        Binding("i", "install", "Install"),
-        Binding("d", "remove", "Remove"),
-        Binding("c", "check", "Check env"),
+        Binding("escape", "back", N_("Back")),
+        Binding("q", "back_q", N_("Back"), show=False),  # its own action: the footer groups by action
+        Binding("n", "create", N_("New env")),
+        Binding("i", "install", N_("Install")),
+        Binding("d", "remove", N_("Remove")),
+        Binding("c", "check", N_("Check env")),
         Binding("I", "init", "conda init"),
-        Binding("x", "cancel", "Cancel op"),
-        Binding("r", "refresh", "Refresh"),
+        Binding("x", "cancel", N_("Cancel op")),
+        Binding("r", "refresh", N_("Refresh")),
     ]
     DEFAULT_CSS = """
     CondaScreen #title { height: 1; padding: 0 1; }
@@ -60,6 +62,7 @@ class CondaScreen(Screen[None]):
 
     def __init__(self, inst: InstanceConfig, host: Host) -> None:
         super().__init__()
+        translate_bindings(self)
         self._inst, self._host = inst, host
         self.install: CondaInstall | None = None
         self.proc: Killable | None = None
@@ -67,12 +70,13 @@ class CondaScreen(Screen[None]):
         self._enabled: tuple[bool | None, ...] = ()
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f"conda on {self._inst.name}: looking for conda…", style="bold"), id="title")
+        yield Static(Text(_("conda on {name}: looking for conda…").format(name=self._inst.name), style="bold"),
+                     id="title")
         table: DataTable[str] = DataTable(id="envs", cursor_type="row", zebra_stripes=True)
-        table.add_columns("env", "python", "size", "path")
+        table.add_columns(_("env"), "python", _("size"), _("path"))
         yield table
         yield Log(id="output", max_lines=MAX_LINES)
-        yield Footer()
+        yield Footer(compact=True)  # eight keys: compact, so `r` still fits 80 columns
 
     def on_mount(self) -> None:
         self.query_one("#envs", DataTable).focus()
@@ -95,7 +99,8 @@ class CondaScreen(Screen[None]):
         try:
             await self._load(title)
         except GpuTuiError as exc:
-            title.update(Text(f"conda on {self._inst.name}: {exc.line()}", style="red"))
+            line = _("conda on {name}: {error}").format(name=self._inst.name, error=exc.line())
+            title.update(Text(line, style="red"))
         finally:
             self.listing = False
             self._bindings_changed()
@@ -106,11 +111,13 @@ class CondaScreen(Screen[None]):
         table = self.query_one("#envs", DataTable)
         if install is None:
             table.clear()
-            title.update(Text(
-                f"conda on {self._inst.name}: no conda found (looked in $CONDA_EXE, PATH, ~/miniconda3, "
-                "~/anaconda3, ~/miniforge3, /opt/conda). Install miniconda there first.", style="yellow"))
+            title.update(Text(_(
+                "conda on {name}: no conda found (looked in $CONDA_EXE, PATH, ~/miniconda3, "
+                "~/anaconda3, ~/miniforge3, /opt/conda). Install miniconda there first.").format(name=self._inst.name),
+                style="yellow"))
             return
-        title.update(Text.assemble((f"conda on {self._inst.name}", "bold"), ("  " + printable(install.exe), "dim")))
+        title.update(Text.assemble((_("conda on {name}").format(name=self._inst.name), "bold"),
+                                   ("  " + printable(install.exe), "dim")))
         keep = self.selected_env
         table.clear()
         for name, prefix in install.envs.items():
@@ -184,24 +191,26 @@ class CondaScreen(Screen[None]):
         try:
             op = CondaOp(f"conda env remove -n {env}", condasvc.remove_command(install, env))
         except GpuTuiError as exc:
-            self.notify(printable(exc.message), title=exc.title, severity="warning", markup=False)
+            self.notify(printable(exc.message), title=_(exc.title), severity="warning", markup=False)
             return
-        question = Text.assemble(
-            "Remove conda env ", (env, "bold"), " on ", (self._inst.name, "bold"), "?\n",
-            ("It deletes " + printable(install.envs[env]) + " and everything installed in it.", "dim"),
-        )
-        self.app.push_screen(ConfirmScreen(question, yes="Remove"), lambda yes: self._start(op) if yes else None)
+        question = styled(_("Remove conda env {env} on {instance}?"), env=(env, "bold"),
+                          instance=(self._inst.name, "bold"))
+        question.append("\n")
+        question.append(_("It deletes {path} and everything installed in it.").format(
+            path=printable(install.envs[env])), style="dim")
+        self.app.push_screen(ConfirmScreen(question, yes=_("Remove")), lambda yes: self._start(op) if yes else None)
 
     def action_init(self) -> None:
         install = self.install
         if install is None:
             return
         op = CondaOp("conda init bash", condasvc.init_command(install))
-        question = Text.assemble(
-            "Run ", ("conda init bash", "bold"), " on ", (self._inst.name, "bold"), "?\n",
-            ("It adds conda's block to ~/.bashrc; `conda activate` then works in NEW shells.", "dim"),
-        )
-        self.app.push_screen(ConfirmScreen(question, yes="Run"), lambda yes: self._start(op) if yes else None)
+        question = styled(_("Run {command} on {instance}?"), command=("conda init bash", "bold"),
+                          instance=(self._inst.name, "bold"))
+        question.append("\n")
+        question.append(_("It adds conda's block to ~/.bashrc; `conda activate` then works in NEW shells."),
+                        style="dim")
+        self.app.push_screen(ConfirmScreen(question, yes=_("Run")), lambda yes: self._start(op) if yes else None)
 
     def action_check(self) -> None:
         env = self.selected_env
@@ -230,25 +239,26 @@ class CondaScreen(Screen[None]):
             self.proc = None
             self._bindings_changed()
         if proc.cancelled:
-            out.write_line("cancelled")
+            out.write_line(_("cancelled"))
         elif proc.exit_status == 0:
-            out.write_line("done")
-            self.notify(printable(f"{self._inst.name}: {op.title}: done"), markup=False)
+            out.write_line(_("done"))
+            self.notify(printable(_("{name}: {op}: done").format(name=self._inst.name, op=op.title)), markup=False)
         else:
-            out.write_line(f"failed (exit {proc.exit_status})")
-            failed = printable(f"{self._inst.name}: {op.title} failed (exit {proc.exit_status})")
+            out.write_line(_("failed (exit {status})").format(status=proc.exit_status))
+            failed = printable(_("{name}: {op} failed (exit {status})").format(
+                name=self._inst.name, op=op.title, status=proc.exit_status))
             self.notify(failed, severity="error", markup=False)
         self.reload()
 
     def action_cancel(self) -> None:
         if self.proc is not None:
-            self.query_one("#output", Log).write_line("cancelling: stopping conda on the instance…")
+            self.query_one("#output", Log).write_line(_("cancelling: stopping conda on the instance…"))
             self.cancel_op(self.proc)
 
     @work(group="conda-cancel", exit_on_error=False)
     async def cancel_op(self, proc: Killable) -> None:
         if not await proc.cancel():
-            self.notify(f"{self._inst.name}: conda did not stop; it may still be running there",
+            self.notify(_("{name}: conda did not stop; it may still be running there").format(name=self._inst.name),
                         severity="error", markup=False)
 
     def action_back_q(self) -> None:
@@ -266,5 +276,5 @@ class CondaScreen(Screen[None]):
                 self.app.run_worker(proc.cancel(), group="conda-cancel", exit_on_error=False)
                 self.app.pop_screen()
 
-        question = "An operation is still running. Cancel it and go back?"
-        self.app.push_screen(ConfirmScreen(question, yes="Cancel it"), answer)
+        question = _("An operation is still running. Cancel it and go back?")
+        self.app.push_screen(ConfirmScreen(question, yes=_("Cancel it")), answer)

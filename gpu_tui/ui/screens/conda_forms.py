@@ -17,7 +17,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
 from gpu_tui.core.errors import GpuTuiError
-from gpu_tui.ui.screens.form_css import compact_form_css
+from gpu_tui.core.i18n import N_, _
+from gpu_tui.ui.screens.form_css import compact_form_css, fit_labels
+from gpu_tui.ui.screens.localise import styled, translate_bindings
 
 __all__ = ["CondaForm", "CondaOp", "create_form", "install_form"]
 
@@ -35,7 +37,7 @@ FORM_CSS = compact_form_css("CondaForm", container="Vertical", width=72)
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    """One input row."""
+    """One input row; label and placeholder already translated."""
 
     id: str
     label: str
@@ -46,7 +48,7 @@ class Field:
 class CondaForm(ModalScreen[CondaOp | None]):
     """A title, input rows, an optional checkbox, and a button that runs `check` on the values."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS = [Binding("escape", "dismiss(None)", N_("Cancel"))]
     DEFAULT_CSS = FORM_CSS
 
     def __init__(
@@ -58,6 +60,7 @@ class CondaForm(ModalScreen[CondaOp | None]):
         checkbox: str | None = None,
     ) -> None:
         super().__init__()
+        translate_bindings(self)
         self._title, self._fields, self._button = title, fields, button
         self._check, self._checkbox = check, checkbox
 
@@ -73,9 +76,10 @@ class CondaForm(ModalScreen[CondaOp | None]):
             yield Static("", id="error")
             with Horizontal(classes="buttons"):
                 yield Button(self._button, id="ok", variant="primary")
-                yield Button("Cancel", id="cancel")
+                yield Button(_("Cancel"), id="cancel")
 
     def on_mount(self) -> None:
+        fit_labels(self)
         self.query_one(Input).focus()
 
     def submit(self) -> None:
@@ -99,18 +103,18 @@ class CondaForm(ModalScreen[CondaOp | None]):
 
 
 def create_form(instance: str, check: Callable[[str, str], CondaOp]) -> CondaForm:
-    title = Text.assemble(("New conda env on ", "bold"), (instance, "bold cyan"))
+    title = styled(_("New conda env on {instance}"), "bold", instance=(instance, "cyan"))
     fields = [
-        Field("name", "Name", placeholder="letters, digits, . _ -"),
+        Field("name", _("Name"), placeholder=_("letters, digits, . _ -")),
         Field("python", "Python", value="3.11", placeholder="3.11"),
     ]
-    return CondaForm(title, fields, "Create", lambda v, _flag: check(v["name"], v["python"]))
+    return CondaForm(title, fields, _("Create"), lambda v, _flag: check(v["name"], v["python"]))
 
 
 def install_form(instance: str, env: str, check: Callable[[list[str], bool], CondaOp]) -> CondaForm:
-    title = Text.assemble(("Install into ", "bold"), (env, "bold cyan"), (" on ", "bold"), (instance, "bold cyan"))
-    fields = [Field("packages", "Packages", placeholder="numpy einops torch==2.4.1  (space-separated)")]
+    title = styled(_("Install into {env} on {instance}"), "bold", env=(env, "cyan"), instance=(instance, "cyan"))
+    fields = [Field("packages", _("Packages"), placeholder=_("numpy einops torch==2.4.1  (space-separated)"))]
     return CondaForm(
-        title, fields, "Install", lambda v, pip: check(v["packages"].split(), pip),
-        checkbox="with pip (the env's own python -m pip), not conda",
+        title, fields, _("Install"), lambda v, pip: check(v["packages"].split(), pip),
+        checkbox=_("with pip (the env's own python -m pip), not conda"),
     )

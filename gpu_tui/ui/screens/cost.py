@@ -17,14 +17,18 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.ledgermath import PeriodRow
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_local_datetime, format_money, format_rate_per_hour
 from gpu_tui.services.ledger import Ledger, LedgerError
+from gpu_tui.ui.screens.detail import PlotLabels
+from gpu_tui.ui.screens.localise import translate_bindings
 
 __all__ = ["CostScreen", "cost_table", "day_chart"]
 
 DAYS = 14
+PERIODS = (N_("today"), N_("week"), N_("month"), N_("all time"))
 
 
 def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
@@ -34,10 +38,10 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
         return format_money(round(v, 2), currency)
 
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, width=min(width, 80))
-    t.add_column("instance", overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
-    t.add_column("rate", justify="right", no_wrap=True)
-    for head in ("today", "week", "month", "all time"):
-        t.add_column(head, justify="right", no_wrap=True)
+    t.add_column(_("instance"), overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
+    t.add_column(_("rate"), justify="right", no_wrap=True)
+    for head in PERIODS:
+        t.add_column(_(head), justify="right", no_wrap=True)
     for r in rows:
         t.add_row(
             printable(r.name), format_rate_per_hour(r.hourly_rate, currency),
@@ -46,7 +50,7 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
     if len(rows) > 1:
         t.add_section()
         t.add_row(
-            Text("total", style="bold"), "",
+            Text(_("total"), style="bold"), "",
             *(Text(money(sum(getattr(r, f) for r in rows)), style="bold")
               for f in ("today", "week", "month", "all_time")),
         )
@@ -59,19 +63,22 @@ def day_chart(days: list[tuple[date, dict[str, float]]], currency: str, *, width
     plt.limit_size(False, False)
     plt.plotsize(max(30, width), max(6, height))
     plt.theme("clear")
-    plt.title(f"{currency} per day, last {len(days)} days")
-    labels = [f"{d.day:02d}" for d, _ in days]
-    values = [round(sum(per.values()), 2) for _, per in days]
+    text = PlotLabels()
+    n = len(days)
+    plt.title(text(ngettext("{currency} per day, last {n} day", "{currency} per day, last {n} days", n).format(
+        currency=currency, n=n)))
+    labels = [f"{d.day:02d}" for d, _per in days]
+    values = [round(sum(per.values()), 2) for _day, per in days]
     plt.bar(labels, values, color="green", width=0.6)
     if not any(values):
         plt.ylim(0, 1)
-    return Text.from_ansi(plt.build().rstrip("\n"))
+    return Text.from_ansi(text.restore(plt.build()).rstrip("\n"))
 
 
 class CostScreen(Screen[None]):
     """The ledger's view. Not bound to a key here: the dashboard pushes it (`$`)."""
 
-    BINDINGS = [Binding("escape,q,dollar_sign", "app.pop_screen", "Back")]
+    BINDINGS = [Binding("escape,q,dollar_sign", "app.pop_screen", N_("Back"))]
     DEFAULT_CSS = """
     CostScreen Static { height: auto; }
     """
@@ -79,6 +86,7 @@ class CostScreen(Screen[None]):
 
     def __init__(self, ledger: Ledger, currency: str, clock: Callable[[], float] = time.time) -> None:
         super().__init__()
+        translate_bindings(self)
         self._ledger = ledger
         self._currency = currency
         self._clock = clock
@@ -97,7 +105,7 @@ class CostScreen(Screen[None]):
     def redraw(self) -> None:
         now = self._clock()
         width = max(40, min(self.size.width, 200) - 2)
-        head = Text("cost", style="bold")
+        head = Text(_("cost"), style="bold")
         head.append(f"  {format_local_datetime(now)}", style="dim")
         try:
             self._ledger.flush()
@@ -110,7 +118,7 @@ class CostScreen(Screen[None]):
         table = self.query_one("#cost-table", Static)
         chart = self.query_one("#cost-chart", Static)
         if not rows:
-            table.update(Text("nothing recorded yet: the ledger fills while instances are seen up", style="dim"))
+            table.update(Text(_("nothing recorded yet: the ledger fills while instances are seen up"), style="dim"))
             chart.update("")
             return
         tab = cost_table(rows, self._currency, width)

@@ -19,22 +19,24 @@ from gpu_tui.config.edit import REMOVE
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.cost import parse_hourly_rate
 from gpu_tui.core.errors import GpuTuiError
-from gpu_tui.ui.screens.form_css import compact_form_css
+from gpu_tui.core.i18n import N_, _
+from gpu_tui.ui.screens.form_css import compact_form_css, fit_labels
+from gpu_tui.ui.screens.localise import styled, translate_bindings
 
 __all__ = ["EditInstanceScreen", "form_fields"]
 
 PROVIDERS = ("autodl", "runpod", "vast", "generic")
 # (field id, label, placeholder); each one a config key, `sync_*` inside `sync = {...}`
 ROWS = (
-    ("hourly_rate", "Price/hour", "0 if unknown"),
-    ("provider_id", "Provider id", "where the provider's CLI needs it (vast)"),
-    ("workdir", "Workdir", "default directory for jobs and sync, e.g. /root/autodl-tmp"),
-    ("state_dir", "State dir", "~/.gpu-tui (where jobs live on the instance)"),
-    ("shutdown_command", "Shutdown", "empty: the provider's own"),
-    ("identity_file", "Key file", "empty: agent, default keys, gpu-tui's key or the password"),
-    ("sync_local", "Sync local", "a directory on this machine"),
-    ("sync_remote", "Sync remote", "on the instance; default: workdir"),
-    ("sync_exclude", "Excludes", ".git __pycache__ *.ckpt  (space-separated)"),
+    ("hourly_rate", N_("Price/hour"), N_("0 if unknown")),
+    ("provider_id", N_("Provider id"), N_("where the provider's CLI needs it (vast)")),
+    ("workdir", N_("Workdir"), N_("default directory for jobs and sync, e.g. /root/autodl-tmp")),
+    ("state_dir", N_("State dir"), N_("~/.gpu-tui (where jobs live on the instance)")),
+    ("shutdown_command", N_("Shutdown"), N_("empty: the provider's own")),
+    ("identity_file", N_("Key file"), N_("empty: agent, default keys, gpu-tui's key or the password")),
+    ("sync_local", N_("Sync local"), N_("a directory on this machine")),
+    ("sync_remote", N_("Sync remote"), N_("on the instance; default: workdir")),
+    ("sync_exclude", N_("Excludes"), N_(".git __pycache__ *.ckpt  (space-separated)")),
 )
 
 
@@ -71,36 +73,40 @@ def form_fields(values: dict[str, str], provider: str) -> dict[str, Any]:
 
 
 class EditInstanceScreen(ModalScreen[InstanceConfig | None]):
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS = [Binding("escape", "dismiss(None)", N_("Cancel"))]
     DEFAULT_CSS = compact_form_css("EditInstanceScreen", label_width=13, row_gap=0)
 
     def __init__(self, inst: InstanceConfig, save: Any) -> None:
         """`save(name, fields) -> InstanceConfig` writes the entry (Onboarder.update)."""
         super().__init__()
+        translate_bindings(self)
         self._inst, self._save = inst, save
 
     def compose(self) -> ComposeResult:
         current = _current(self._inst)
         with VerticalScroll():
-            yield Static(Text.assemble(("Edit ", "bold"), (self._inst.name, "bold cyan"), f"  {self._inst.address}",
-                                       ("  (login: add it again with a)", "dim")))
+            title = styled(_("Edit {name}"), "bold", name=(self._inst.name, "cyan"))
+            title.append(f"  {self._inst.address}")
+            title.append("  " + _("(login: add it again with a)"), style="dim")
+            yield Static(title)
             with Horizontal(classes="row"):
-                yield Label("Provider")
+                yield Label(_("Provider"))
                 yield Select([(p, p) for p in PROVIDERS], value=self._inst.provider, allow_blank=False, id="provider")
             for key, label, placeholder in ROWS:
                 with Horizontal(classes="row"):
-                    yield Label(label)
-                    yield Input(value=current[key], placeholder=placeholder, id=key)
+                    yield Label(_(label))
+                    yield Input(value=current[key], placeholder=_(placeholder), id=key)
             yield Static("", id="error")
             with Horizontal(classes="buttons"):
-                yield Button("Save", id="save", variant="primary")
-                yield Button("Cancel", id="cancel")
+                yield Button(_("Save"), id="save", variant="primary")
+                yield Button(_("Cancel"), id="cancel")
 
     def on_mount(self) -> None:
+        fit_labels(self)
         self.query_one("#hourly_rate", Input).focus()
 
     def submit(self) -> None:
-        values = {key: self.query_one(f"#{key}", Input).value for key, _, _ in ROWS}
+        values = {key: self.query_one(f"#{key}", Input).value for key, _label, _hint in ROWS}
         provider = self.query_one("#provider", Select).value
         try:
             fields = form_fields(values, str(provider))

@@ -3,7 +3,11 @@ form fits an 80x24 terminal (people run gpu-tui over plain SSH)."""
 
 from __future__ import annotations
 
-__all__ = ["compact_form_css"]
+from rich.cells import cell_len
+from textual.dom import DOMNode
+from textual.widgets import Label
+
+__all__ = ["compact_form_css", "fit_labels"]
 
 
 def compact_form_css(screen: str, *, container: str = "VerticalScroll", width: int = 80, label_width: int = 10,
@@ -27,3 +31,14 @@ def compact_form_css(screen: str, *, container: str = "VerticalScroll", width: i
     {s} Button {{ margin-right: 2; }}
     {s} .hint {{ color: $text-muted; }}
     """
+
+
+def fit_labels(form: DOMNode) -> None:
+    """Widen the label column of `form`'s `.row`s to its longest label and a space, in terminal
+    cells (a Chinese character is two), where the CSS width is too narrow; call it on mount."""
+    labels = list(form.query(".row > Label").results(Label))
+    need = max((cell_len(str(label.content)) + 1 for label in labels), default=0)
+    for label in labels:
+        width = label.styles.width
+        if width is None or not width.is_cells or width.value < need:
+            label.styles.width = need

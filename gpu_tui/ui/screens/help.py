@@ -10,11 +10,14 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from gpu_tui.core.i18n import N_, _
+from gpu_tui.ui.screens.localise import translate_bindings
+
 __all__ = ["HelpScreen"]
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", N_("Close"))]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 78; max-width: 98%; height: auto; max-height: 90%;
@@ -23,12 +26,13 @@ class HelpScreen(ModalScreen[None]):
 
     def __init__(self, rows: list[tuple[str, str, str]]) -> None:
         super().__init__()
+        translate_bindings(self)
         self._rows = rows
 
     def compose(self) -> ComposeResult:
         head = Text()
-        head.append("Keys", style="bold")
-        head.append("   (remap in the config's [keys] table: action id = key)", style="dim")
+        head.append(_("Keys"), style="bold")
+        head.append("   " + _("(remap in the config's [keys] table: action id = key)"), style="dim")
         # a grid measures in terminal cells and wraps a long line inside its own column
         grid = Table.grid(padding=(0, 1))
         grid.add_column(justify="right", style="bold cyan", no_wrap=True)
@@ -36,7 +40,7 @@ class HelpScreen(ModalScreen[None]):
         grid.add_column(style="dim", no_wrap=True)
         for key, action_id, description in self._rows:
             grid.add_row(key, description, action_id)
-        foot = Text("ctrl+p opens the command palette; escape closes this.", style="dim")
+        foot = Text(_("ctrl+p opens the command palette; escape closes this."), style="dim")
         with VerticalScroll():
             yield Static(head)
             yield Static(grid)

@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Log, Select
 
 from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.logstream import LogStream, StreamUpdate
 from gpu_tui.core.logsummary import LogSummary
@@ -32,6 +33,7 @@ from gpu_tui.remote.host import Host
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.logtail import LogFollower
+from gpu_tui.ui.screens.localise import translate_bindings
 from gpu_tui.ui.widgets.text_panel import TextPanel
 
 __all__ = ["JobLogScreen", "progress_text"]
@@ -45,7 +47,7 @@ WINDOW_BYTES = 256 * 1024
 
 def job_label(job: JobInfo) -> str:
     name = f" {job.name}" if job.name else ""
-    return f"{job.id}{name}  {job.state}"
+    return f"{job.id}{name}  {_(job.state)}"
 
 
 AXIS_LABEL = {"step": "step", "epoch": "epoch", "index": "n-th loss printed"}
@@ -92,7 +94,7 @@ def progress_text(summary: LogSummary, view: InstanceView, now: float, currency:
                 more = rate * p.eta_seconds / 3600
                 so_far = view.cost_so_far(now) or 0.0
                 by_then, extra = format_money(so_far + more, currency), format_money(more, currency)
-                t.append(f"  {by_then} by then (+{extra})", style="yellow")
+                t.append("  " + _("{money} by then (+{extra})").format(money=by_then, extra=extra), style="yellow")
     if summary.last_loss is not None:
         t.append(f"  loss {summary.last_loss:.4g}", style="cyan")
     else:  # a tool that prints only a loss's parts (YOLO's box_loss, cls_loss ...): those, never summed
@@ -107,10 +109,10 @@ def progress_text(summary: LogSummary, view: InstanceView, now: float, currency:
 
 class JobLogScreen(Screen[None]):
     BINDINGS = [
-        Binding("escape,q", "app.pop_screen", "Back"),
+        Binding("escape,q", "app.pop_screen", N_("Back")),
         # the dashboard's stop_job id, so a `[keys]` remap of `x` applies here too
-        Binding("x", "stop_job", "Stop job", id="stop_job"),
-        Binding("g", "toggle_log_scale", "Log scale"),
+        Binding("x", "stop_job", N_("Stop job"), id="stop_job"),
+        Binding("g", "toggle_log_scale", N_("Log scale")),
     ]
     DEFAULT_CSS = """
     JobLogScreen #head { height: auto; padding: 0 1; }
@@ -132,6 +134,7 @@ class JobLogScreen(Screen[None]):
         on_stop: Callable[[JobInfo], None] | None = None,
     ) -> None:
         super().__init__()
+        translate_bindings(self)
         self._view, self._host, self._job = view, host, job
         self._on_stop = on_stop
         self._was_running: bool | None = None
@@ -201,7 +204,7 @@ class JobLogScreen(Screen[None]):
         try:
             await self._follow(job)
         except GpuTuiError as exc:
-            self._live = (f"cannot read this job's log: {exc.line()}",)
+            self._live = (_("cannot read this job's log: {error}").format(error=exc.line()),)
 
     async def _follow(self, job: JobInfo) -> None:
         inst = self._view.config
@@ -279,12 +282,13 @@ class JobLogScreen(Screen[None]):
         if j.name:
             t.append(f"  {j.name}", style="bold cyan")
         state = self._current_state()
-        t.append(f"  {state}", style={"running": "green", "failed": "bold red", "stopped": "yellow"}.get(state, ""))
+        t.append(f"  {_(state)}", style={"running": "green", "failed": "bold red", "stopped": "yellow"}.get(state, ""))
         if self._stream is not None:
             # lines read since the screen opened (the window plus what followed), and the log's size
             size = self._window_start + self._stream.bytes_fed
             n = self._stream.lines_seen
-            t.append(f"  {n:,} line{'' if n == 1 else 's'}, {format_bytes(size)}", style="dim")
+            lines = ngettext("{n:,} line, {size}", "{n:,} lines, {size}", n).format(n=n, size=format_bytes(size))
+            t.append(f"  {lines}", style="dim")
         cmd = str(j.facts.request.get("command") or "").replace("\n", " ; ")
         t.append(f"\n$ {cmd[:200]}", style="dim")
         t.append("\n")

@@ -18,17 +18,20 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.jobs import JobRequest, new_job_id
 from gpu_tui.services.conda import CondaInstall
-from gpu_tui.ui.screens.form_css import compact_form_css
+from gpu_tui.ui.screens.form_css import compact_form_css, fit_labels
+from gpu_tui.ui.screens.localise import styled, translate_bindings
 
 __all__ = ["RunJobScreen"]
 
-NO_ENV = "(no conda env)"
+NO_ENV = N_("(no conda env)")
+"""The env picker's value for no env (shown translated)."""
 
 
 class RunJobScreen(ModalScreen[JobRequest | None]):
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS = [Binding("escape", "dismiss(None)", N_("Cancel"))]
     # compact: one row per field, so the form fits an 80x24 terminal
     DEFAULT_CSS = compact_form_css("RunJobScreen")
 
@@ -40,50 +43,53 @@ class RunJobScreen(ModalScreen[JobRequest | None]):
         start: Callable[[JobRequest], Awaitable[JobRequest]],
     ) -> None:
         super().__init__()
+        translate_bindings(self)
         self._instance, self._workdir = instance, workdir
         self._load_envs, self._start = load_envs, start
         self._envs: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(Text.assemble(("Run a job on ", "bold"), (self._instance, "bold cyan"),
-                                       ("  (it keeps running when you disconnect)", "dim")))
+            title = styled(_("Run a job on {instance}"), "bold", instance=(self._instance, "cyan"))
+            title.append("  " + _("(it keeps running when you disconnect)"), style="dim")
+            yield Static(title)
             with Horizontal(classes="row"):
-                yield Label("Command")
-                yield Input(placeholder="python train.py --epochs 10  (one line; ; and && work)", id="command")
+                yield Label(_("Command"))
+                yield Input(placeholder=_("python train.py --epochs 10  (one line; ; and && work)"), id="command")
             with Horizontal(classes="row"):
-                yield Label("Directory")
-                yield Input(value=self._workdir or "", placeholder="~ (the home directory)", id="cwd")
+                yield Label(_("Directory"))
+                yield Input(value=self._workdir or "", placeholder=_("~ (the home directory)"), id="cwd")
             with Horizontal(classes="row"):
-                yield Label("Conda env")
-                yield Select([(NO_ENV, NO_ENV)], value=NO_ENV, allow_blank=False, id="env")
+                yield Label(_("Conda env"))
+                yield Select([(_(NO_ENV), NO_ENV)], value=NO_ENV, allow_blank=False, id="env")
             with Horizontal(classes="row"):
-                yield Label("Name")
-                yield Input(placeholder="optional: `l` and `gpu-tui logs` accept it", id="name")
-            yield Checkbox("run inside tmux (tmux attach -t gpu-tui-ID)", id="tmux")
+                yield Label(_("Name"))
+                yield Input(placeholder=_("optional: `l` and `gpu-tui logs` accept it"), id="name")
+            yield Checkbox(_("run inside tmux (tmux attach -t gpu-tui-ID)"), id="tmux")
             yield Static("", id="error")
             with Horizontal(classes="buttons"):
-                yield Button("Start", id="start", variant="primary")
-                yield Button("Cancel", id="cancel")
+                yield Button(_("Start"), id="start", variant="primary")
+                yield Button(_("Cancel"), id="cancel")
 
     def on_mount(self) -> None:
+        fit_labels(self)
         self.query_one("#command", Input).focus()
         self.load_envs()
 
     @work(exclusive=True, group="envs", exit_on_error=False)
     async def load_envs(self) -> None:
         select = self.query_one("#env", Select)
-        select.set_options([("loading conda environments…", NO_ENV)])
+        select.set_options([(_("loading conda environments…"), NO_ENV)])
         try:
             install = await self._load_envs()
         except GpuTuiError as exc:
-            select.set_options([(f"{NO_ENV}: {exc.title}", NO_ENV)])
+            select.set_options([(f"{_(NO_ENV)}: {_(exc.title)}", NO_ENV)])
             return
         if install is None:
-            select.set_options([(f"{NO_ENV}: no conda on the instance", NO_ENV)])
+            select.set_options([(_("(no conda env): no conda on the instance"), NO_ENV)])
             return
         self._envs = dict(install.envs)
-        select.set_options([(NO_ENV, NO_ENV)] + [(name, name) for name in sorted(self._envs)])
+        select.set_options([(_(NO_ENV), NO_ENV)] + [(name, name) for name in sorted(self._envs)])
         select.value = NO_ENV
 
     def _request(self) -> JobRequest:
@@ -104,9 +110,9 @@ class RunJobScreen(ModalScreen[JobRequest | None]):
         error = self.query_one("#error", Static)
         req = self._request()
         if not req.command.strip():
-            error.update("Type the command to run first.")
+            error.update(_("Type the command to run first."))
             return
-        error.update(Text("starting…", style="dim"))
+        error.update(Text(_("starting…"), style="dim"))
         self.query_one("#start", Button).disabled = True
         try:
             started = await self._start(req)

@@ -9,6 +9,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static
 
+from gpu_tui.core.i18n import N_, _
+from gpu_tui.ui.screens.localise import translate_bindings
+
 __all__ = ["WelcomeScreen"]
 
 
@@ -16,10 +19,10 @@ class WelcomeScreen(Screen[str]):
     """Dismisses with "add", "demo", "local" or "quit"."""
 
     BINDINGS = [
-        Binding("a", "choose('add')", "Add an instance"),
-        Binding("d", "choose('demo')", "Demo fleet"),
-        Binding("l", "choose('local')", "This machine"),
-        Binding("q", "choose('quit')", "Quit", id="quit"),
+        Binding("a", "choose('add')", N_("Add an instance")),
+        Binding("d", "choose('demo')", N_("Demo fleet")),
+        Binding("l", "choose('local')", N_("This machine")),
+        Binding("q", "choose('quit')", N_("Quit"), id="quit"),
     ]
     DEFAULT_CSS = """
     WelcomeScreen { align: center middle; }
@@ -30,21 +33,22 @@ class WelcomeScreen(Screen[str]):
 
     def __init__(self, config_path: str) -> None:
         super().__init__()
+        translate_bindings(self)
         self._config_path = config_path
 
     def compose(self) -> ComposeResult:
         t = Text()
-        t.append("Welcome to gpu-tui\n\n", style="bold")
-        t.append("No instances are configured yet. Paste your provider's login command\n")
-        t.append("(ssh -p PORT root@host) to add one; it is saved in\n")
+        t.append(_("Welcome to gpu-tui") + "\n\n", style="bold")
+        t.append(_("No instances are configured yet. Paste your provider's login command\n"
+                   "(ssh -p PORT root@host) to add one; it is saved in") + "\n")
         t.append(self._config_path, style="cyan")
-        t.append("\nOr look around first:\n")
+        t.append("\n" + _("Or look around first:") + "\n")
         with Vertical():
             yield Static(t)
             with Horizontal():
-                yield Button("Add (a)", id="add", variant="primary")
-                yield Button("Demo fleet (d)", id="demo")
-                yield Button("This machine (l)", id="local")
+                yield Button(_("Add (a)"), id="add", variant="primary")
+                yield Button(_("Demo fleet (d)"), id="demo")
+                yield Button(_("This machine (l)"), id="local")
         yield Footer()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
