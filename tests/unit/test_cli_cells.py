@@ -135,3 +135,16 @@ def test_shutdown_report_in_both_languages() -> None:
         assert report_detail(ok) == "已关机(已确认, 用时 1.2 秒)"
         assert report_detail(bad) == "没有关机: it still accepts logins"
         assert report_detail(odd) == "something else"
+
+
+def test_questions_keep_the_y_n_keys_and_take_chinese_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpu_tui.commands.add_cmd import Asker
+
+    asked: list[str] = []
+    answers = iter(["是", "", "n", "好"])
+    monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or next(answers))
+    with i18n.using(catalog("zh-CN"), "zh-CN"):
+        asker = Asker(True)
+        assert asker.yes("信任它吗?", False) and not asker.yes("x", False)
+        assert not asker.yes("x", True) and asker.yes("x", True)
+    assert asked == ["信任它吗? [y/N] ", "x [y/N] ", "x [Y/n] ", "x [Y/n] "]
