@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from gpu_tui import __version__
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
@@ -20,7 +20,9 @@ from gpu_tui.commands.add_args import add_add_parsers
 from gpu_tui.commands.autostop_args import add_autostop_parser
 from gpu_tui.commands.cost_args import add_cost_parser
 from gpu_tui.commands.env_args import add_conda_parser, add_env_parser
+from gpu_tui.commands.helpformat import CellHelpFormatter
 from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
+from gpu_tui.commands.output import error_line
 from gpu_tui.commands.power_args import add_power_parsers
 from gpu_tui.commands.ssh_args import add_ssh_parser
 from gpu_tui.commands.sync_args import add_sync_parser, is_transport
@@ -51,6 +53,12 @@ the rest (none, `demo`, `local`) open the dashboard."""
 
 
 class _Parser(argparse.ArgumentParser):
+    """Usage errors exit 2 with one translated line; --help is laid out in terminal cells."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", CellHelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         sys.stderr.write(_("gpu-tui: error: {message}").format(message=message) + "\n")
@@ -63,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lang", metavar="LANG",
                    help=_("interface language: auto, en or zh-CN (default: $GPU_TUI_LANG, the config, the locale)"))
     p.add_argument("--debug", action="store_true", help=_("verbose diagnostics log"))
-    p.add_argument("--version", action="version", version=f"gpu-tui {__version__}")
+    p.add_argument("--version", action="version", version=f"gpu-tui {__version__}",
+                   help=_("show program's version number and exit"))
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     st = sub.add_parser("status", help=_("one sample from each instance, in parallel"))
@@ -188,10 +197,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"gpu-tui: {exc.message}\n")
         return EXIT_USAGE
     except InputError as exc:
-        sys.stderr.write(f"gpu-tui: {exc.line()}\n")
+        sys.stderr.write(f"gpu-tui: {error_line(exc)}\n")
         return EXIT_USAGE
     except GpuTuiError as exc:
-        sys.stderr.write(f"gpu-tui: {exc.line()}\n")
+        sys.stderr.write(f"gpu-tui: {error_line(exc)}\n")
         return EXIT_PARTIAL
     except KeyboardInterrupt:
         return 130

@@ -6,7 +6,8 @@
 Messages are taken from every `_("...")`, `N_("...")` and `ngettext("...", "...", n)` in
 gpu_tui/, plus argparse's own words (`usage:`, `options`...), which --help shows. English is
 the source text. The translations are kept in i18n/<ll_CC>/*.json, one file per area of the
-code ({"English": "translation"}, a list for plural forms), so that work on two areas never
+code ({"English": "translation"}, a list for plural forms, "context\u0004English" for a
+`pgettext` message), so that work on two areas never
 edits the same file; from them this script writes gpu_tui/locale/<ll_CC>/LC_MESSAGES/gpu_tui.po
 (for reading and for gettext tools) and the compiled .mo beside it, which ships in the wheel.
 """
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "gpu_tui"
 LOCALE = PACKAGE / "locale"
 LANGUAGES = {"zh_CN": "zh-CN"}
-KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2), "pgettext": ((1, "c"), 2)}
 FIXED_DATE = datetime(2026, 12, 1, tzinfo=UTC)
 """The catalogs' header dates: fixed, so regenerating an unchanged catalog changes no byte."""
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}|%\([^)]+\)[#0 +-]*\d*(?:\.\d+)?[a-z]|%[#0 +-]*\d*(?:\.\d+)?[sdrfgixX]")
@@ -89,6 +90,8 @@ def updated(locale: str, template: Catalog) -> Catalog:
         if not m.id:
             continue
         key = m.id[0] if isinstance(m.id, tuple) else m.id
+        if m.context:  # pgettext: the JSON key is "context\u0004message", as gettext stores it
+            key = f"{m.context}\x04{key}"
         value = known.get(key)
         if value is None:
             continue

@@ -10,14 +10,16 @@ from gpu_tui.commands import EXIT_OK
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
+from gpu_tui.core.autostop import AutostopStatus
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_exact_s
 from gpu_tui.remote.host import Host
 from gpu_tui.services import autostop as svc
 from gpu_tui.services.hosts import build_ssh_host
 
-__all__ = ["run_autostop", "plan_from_args"]
+__all__ = ["run_autostop", "plan_from_args", "status_words"]
 
 
 def plan_from_args(args: argparse.Namespace, settings: Settings) -> svc.AutostopPlan:
@@ -39,50 +41,80 @@ def _refuse_mixed(args: argparse.Namespace) -> None:
     if flag is None:
         return
     if args.cancel and args.status:
-        raise InputError("--cancel and --status do not go together")
+        raise InputError(_("--cancel and --status do not go together"))
     given = [o for o, v in (("--idle", args.idle), ("--after-job", args.after_job), ("--before", args.before),
                             ("--before-timeout", args.before_timeout)) if v is not None]
     if given:
-        raise InputError(f"{flag} takes no other option (got {', '.join(given)})")
+        raise InputError(_("{flag} takes no other option (got {options})").format(flag=flag, options=", ".join(given)))
 
 
 async def _arm(args: argparse.Namespace, settings: Settings, host: Host, inst: InstanceConfig) -> int:
     plan = plan_from_args(args, settings)
     armed = await svc.arm(host, inst, plan)
-    what = f"job {armed.after_job_id} ends" if armed.after_job_id else "no gpu-tui job is running"
-    again = f", replacing pid {armed.replaced_pid}" if armed.replaced_pid else ""
+    if armed.after_job_id:
+        what = _("job {job} ends").format(job=armed.after_job_id)
+    else:
+        what = _("no gpu-tui job is running")
     idle = format_duration_exact_s(plan.idle_seconds)
-    print(f"{inst.name}: autostop armed (pid {armed.pid}{again}): shuts down after {idle} idle")
-    print(f"  idle = {what}, every GPU under {plan.gpu_idle_percent}%, CPU under {plan.cpu_busy_cores:g} core; "
-          f"checked every {format_duration_exact_s(plan.check_seconds)}")
+    if armed.replaced_pid:
+        head = _("autostop armed (pid {pid}, replacing pid {old}): shuts down after {idle} idle").format(
+            pid=armed.pid, old=armed.replaced_pid, idle=idle)
+    else:
+        head = _("autostop armed (pid {pid}): shuts down after {idle} idle").format(pid=armed.pid, idle=idle)
+    print(f"{inst.name}: {head}")
+    print("  " + _("idle = {what}, every GPU under {gpu}%, CPU under {cores} core; checked every {every}").format(
+        what=what, gpu=plan.gpu_idle_percent, cores=f"{plan.cpu_busy_cores:g}",
+        every=format_duration_exact_s(plan.check_seconds)))
     if plan.before and plan.before.strip():
         limit = format_duration_exact_s(plan.before_timeout_seconds)
-        print(f"  first: {printable(plan.before.strip())} (at most {limit})")
-    print(f"  then: {printable(armed.shutdown_line)}")
-    print(f"  log: {inst.state_dir.rstrip('/')}/autostop.log")
+        first = _("first: {command} (at most {limit})").format(command=printable(plan.before.strip()), limit=limit)
+        print(f"  {first}")
+    print("  " + _("then: {command}").format(command=printable(armed.shutdown_line)))
+    print("  " + _("log: {path}").format(path=f"{inst.state_dir.rstrip('/')}/autostop.log"))
     if armed.after_job_id and armed.after_job_ended:
-        print(f"  note: job {armed.after_job_id} has already ended; only the GPUs and the CPU are waited for")
+        print("  " + _("note: job {job} has already ended; only the GPUs and the CPU are waited for").format(
+            job=armed.after_job_id))
     return EXIT_OK
 
 
 async def _cancel(host: Host, inst: InstanceConfig) -> int:
     pid = await svc.cancel(host, inst)
-    print(f"{inst.name}: autostop cancelled (pid {pid})" if pid else f"{inst.name}: autostop is not armed")
+    words = _("autostop cancelled (pid {pid})").format(pid=pid) if pid else _("autostop is not armed")
+    print(f"{inst.name}: {words}")
     return EXIT_OK
+
+
+def status_words(st: AutostopStatus) -> str:
+    """`autostop in 12m30s`, `autostop armed (busy)`... (AutostopStatus.summary's words) in the
+    language in force."""
+    if st.state == "stopping":
+        return _("autostop: shutting down")
+    if st.state == "failed":
+        return _("autostop: shutdown failed")
+    if st.state == "idle" and st.seconds_left is not None:
+        text = _("autostop in {left}").format(left=format_duration_exact_s(max(1, st.seconds_left)))
+    elif st.state == "busy":
+        text = _("autostop armed (busy)")
+    else:
+        text = _("autostop armed")
+    return _("{summary} (last shutdown failed)").format(summary=text) if st.failure else text
 
 
 async def _status(host: Host, inst: InstanceConfig) -> int:
     st = await svc.read_status(host, inst)
     if not st.armed:
-        print(f"{inst.name}: autostop is not armed")
+        print(_("{name}: autostop is not armed").format(name=inst.name))
     else:
-        print(f"{inst.name}: {st.summary()} (pid {st.pid}; idle time {format_duration_exact_s(st.idle_seconds or 0)})")
+        print(_("{name}: {summary} (pid {pid}; idle time {idle})").format(
+            name=inst.name, summary=status_words(st), pid=st.pid,
+            idle=format_duration_exact_s(st.idle_seconds or 0)))
         if st.reason:
-            print(f"  {'busy' if st.state == 'busy' else 'note'}: {printable(st.reason)}")
+            why = _("busy: {reason}") if st.state == "busy" else _("note: {reason}")
+            print("  " + why.format(reason=printable(st.reason)))
         if st.failure:
-            print(f"  failed earlier: {printable(st.failure)}")
+            print("  " + _("failed earlier: {failure}").format(failure=printable(st.failure)))
     if st.last_line:
-        print(f"  last: {printable(st.last_line)}")
+        print("  " + _("last: {line}").format(line=printable(st.last_line)))
     return EXIT_OK
 
 

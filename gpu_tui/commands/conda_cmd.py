@@ -9,10 +9,13 @@ import sys
 from typing import TypedDict
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL
+from gpu_tui.commands.cells import cell_len, pad
+from gpu_tui.commands.output import confirm
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import Settings
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_bytes
 from gpu_tui.remote.host import Host
@@ -36,17 +39,16 @@ async def _stream(host: Host, command: str) -> int:
             print(printable(line), flush=True)
     except asyncio.CancelledError:
         stopped = await proc.cancel()
-        sys.stderr.write(
-            f"gpu-tui: {host.name}: cancelled; " + ("conda stopped\n" if stopped else "conda may still be running\n")
-        )
+        how = _("cancelled; conda stopped") if stopped else _("cancelled; conda may still be running")
+        sys.stderr.write(f"gpu-tui: {host.name}: {how}\n")
         return EXIT_INTERRUPTED
     return 1 if proc.exit_status is None else proc.exit_status  # None: it never said (the link dropped)
 
 
 def _confirm(question: str) -> bool:
     if not sys.stdin.isatty():
-        raise InputError(f"{question}: add --yes to do it without asking")
-    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+        raise InputError(_("{question}: add --yes to do it without asking").format(question=question))
+    return confirm(question)
 
 
 class _EnvRow(TypedDict):
@@ -61,10 +63,10 @@ class _EnvRow(TypedDict):
 async def _run(args: argparse.Namespace, host: Host) -> int:
     install = await condasvc.conda_envs(host)
     if install is None:
-        raise InputError(
-            f"{host.name}: no conda found on the instance "
+        raise InputError(_(
+            "{name}: no conda found on the instance "
             "(looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda)"
-        )
+        ).format(name=host.name))
     if args.verb == "list":
         pythons, sizes = await asyncio.gather(condasvc.env_pythons(host, install), condasvc.env_sizes(host, install))
         envs: list[_EnvRow] = [
@@ -74,11 +76,11 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
         if args.json:
             print(json.dumps({"envs": envs}, ensure_ascii=False))
         else:
-            width = max(len(e["name"] or "") for e in envs)
+            width = max(cell_len(printable(e["name"] or "")) for e in envs)
             for e in envs:
                 size = e["size_bytes"]
                 print(
-                    f"{printable(str(e['name'])):<{width}}  python {e['python'] or '-':<8}  "
+                    f"{pad(printable(str(e['name'])), width)}  python {e['python'] or '-':<8}  "
                     f"{format_bytes(size if isinstance(size, int) else None):>9}  {printable(str(e['path']))}"
                 )
         return EXIT_OK
@@ -86,7 +88,8 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
         command = condasvc.create_command(install, args.env, args.python)
     elif args.verb == "remove":
         command = condasvc.remove_command(install, args.env)
-        if not args.yes and not _confirm(f"remove conda env {args.env} on {host.name}"):
+        question = _("remove conda env {env} on {name}").format(env=args.env, name=host.name)
+        if not args.yes and not _confirm(question):
             return EXIT_OK
     elif args.verb == "install":
         command = condasvc.install_command(install, args.env, list(args.packages), pip=args.pip)
@@ -96,10 +99,11 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
     if status == EXIT_INTERRUPTED:
         return status
     if status != 0:
-        sys.stderr.write(f"gpu-tui: {host.name}: conda {args.verb} failed (exit {status})\n")
+        failed = _("conda {verb} failed (exit {status})").format(verb=args.verb, status=status)
+        sys.stderr.write(f"gpu-tui: {host.name}: {failed}\n")
         return EXIT_PARTIAL
     if args.verb == "init":
-        print("done: open a NEW shell on the instance for `conda activate` to work there")
+        print(_("done: open a NEW shell on the instance for `conda activate` to work there"))
     return EXIT_OK
 
 

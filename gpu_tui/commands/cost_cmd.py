@@ -13,9 +13,11 @@ import sys
 from datetime import date
 
 from gpu_tui.commands import EXIT_OK, EXIT_USAGE
+from gpu_tui.commands.cells import format_rows
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings
 from gpu_tui.core.cost import format_money
+from gpu_tui.core.i18n import _
 from gpu_tui.core.ledgermath import NameTotal, midnight
 from gpu_tui.core.text import printable
 from gpu_tui.services.ledger import Ledger
@@ -32,7 +34,9 @@ def parse_since(text: str) -> date:
             raise ValueError(text)
         return date.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"--since wants a date as YYYY-MM-DD (e.g. 2025-01-31), got {text!r}") from None
+        raise ValueError(
+            _("--since wants a date as YYYY-MM-DD (e.g. 2025-01-31), got {text!r}").format(text=text)
+        ) from None
 
 
 def cost_json(rows: list[NameTotal], currency: str) -> dict[str, object]:
@@ -45,16 +49,15 @@ def cost_json(rows: list[NameTotal], currency: str) -> dict[str, object]:
 
 
 def format_cost_table(rows: list[NameTotal], currency: str, since: date | None) -> str:
-    head = f"since {since.isoformat()}" if since else "all time"
+    head = _("since {date}").format(date=since.isoformat()) if since else _("all time")
     if not rows:
-        return f"{head}: nothing recorded (the ledger fills while the dashboard or `gpu-tui status` sees instances)"
-    table = [("NAME", "HOURS", "COST")]
+        return _("{head}: nothing recorded (the ledger fills while the dashboard or `gpu-tui status` sees instances)"
+                 ).format(head=head)
+    table = [(_("NAME"), _("HOURS"), _("COST"))]
     table += [(printable(r.name), f"{r.hours:.2f}", format_money(round(r.cost, 2), currency)) for r in rows]
     total = format_money(round(sum(r.cost for r in rows), 2), currency)
-    table.append(("TOTAL", f"{sum(r.hours for r in rows):.2f}", total))
-    w = [max(len(r[c]) for r in table) for c in range(3)]
-    lines = [f"{n.ljust(w[0])}  {h.rjust(w[1])}  {c.rjust(w[2])}" for n, h, c in table]
-    return "\n".join([head, *lines])
+    table.append((_("TOTAL"), f"{sum(r.hours for r in rows):.2f}", total))
+    return "\n".join([head, *format_rows(table, right=(1, 2))])
 
 
 def run_cost(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:

@@ -11,10 +11,12 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from gpu_tui.commands import EXIT_OK
+from gpu_tui.commands.cells import format_rows, truncate
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo, JobRequest, new_job_id
 from gpu_tui.core.logtext import tail_lines
 from gpu_tui.core.text import printable
@@ -29,6 +31,10 @@ from gpu_tui.services.logtail import LogFollower
 __all__ = ["run_job_command", "jobs_json"]
 
 T = TypeVar("T")
+
+HEADER = (N_("ID"), N_("NAME"), N_("STATE"), N_("PROGRESS"), N_("LOSS"), N_("LOG"), N_("COMMAND"))
+STATES = {"running": N_("running"), "succeeded": N_("succeeded"), "failed": N_("failed"), "stopped": N_("stopped")}
+"""The state words of CONTRACTS.md as the table shows them (`--json` keeps the English ones)."""
 
 
 async def _with_host(
@@ -48,7 +54,7 @@ def _setenv(pairs: list[str]) -> tuple[tuple[str, str], ...]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
-            raise InputError(f"--setenv {pair!r}: write it as KEY=VALUE")
+            raise InputError(_("--setenv {pair!r}: write it as KEY=VALUE").format(pair=pair))
         out.append((key, value))
     return tuple(out)
 
@@ -92,22 +98,27 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
 
 
 def _table(infos: list[JobInfo]) -> str:
-    rows = [("ID", "NAME", "STATE", "PROGRESS", "LOSS", "LOG", "COMMAND")]
+    rows = [tuple(_(h) for h in HEADER)]
     for j in infos:
-        state = j.state + (f" ({j.failure})" if j.failure else "")
+        state = _(STATES[j.state]) if j.state in STATES else j.state
+        state += f" ({j.failure})" if j.failure else ""
         pct = format_percent(j.progress_percent)
         loss = "-" if j.last_loss is None else f"{j.last_loss:.4g}"
         cmd = printable(str(j.facts.request.get("command") or "")).replace("\n", " ; ")
         log = format_bytes(j.facts.log_bytes)
-        rows.append((j.id, printable(j.name or "-"), printable(state), pct, loss, log, cmd[:60]))
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows)
+        rows.append((j.id, printable(j.name or "-"), printable(state), pct, loss, log, _cut(cmd, 60)))
+    return "\n".join(format_rows(rows))
+
+
+def _cut(text: str, cells: int) -> str:
+    """The first `cells` cells of `text` (as `text[:60]` did for ASCII), a wide character never split."""
+    return text if text.isascii() else truncate(text, cells)
 
 
 async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> int:
     words = list(args.cmd)
     if not words:
-        raise InputError("nothing to run: put the command after `--`, e.g. gpu-tui run NAME -- python train.py")
+        raise InputError(_("nothing to run: put the command after `--`, e.g. gpu-tui run NAME -- python train.py"))
     prefix = await resolve_env(host, args.env) if args.env else None
     req = JobRequest(
         id=new_job_id(),
@@ -128,20 +139,21 @@ async def _jobs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> i
     if args.prune:
         removed, freed = await jobsvc.prune_jobs(host, inst)
         if not args.json:
-            print(f"removed {len(removed)} finished job(s), {format_bytes(freed)} of logs")
+            print(ngettext("removed {n} finished job, {size} of logs", "removed {n} finished jobs, {size} of logs",
+                           len(removed)).format(n=len(removed), size=format_bytes(freed)))
     infos = await jobsvc.list_jobs(host, inst)
     if args.json:
         print(json.dumps(jobs_json(infos, await jobsvc.state_dir_path(host, inst)), ensure_ascii=False))
     elif infos:
         print(_table(infos))
     elif not args.prune:
-        print(f"{inst.name}: no jobs")
+        print(_("{name}: no jobs").format(name=inst.name))
     return EXIT_OK
 
 
 async def _logs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> int:
     if args.n < 0:
-        raise InputError("-n wants 0 or more lines")
+        raise InputError(_("-n wants 0 or more lines"))
     job = await jobsvc.find_job(host, inst, args.job)
     size, text, whole = await jobsvc.read_log_window(host, inst, job.id)
     for line in tail_lines(text, args.n, from_start=whole):
@@ -158,8 +170,18 @@ async def _logs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> i
 async def _stop(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> int:
     job = await jobsvc.find_job(host, inst, args.job)
     how = await jobsvc.stop_job(host, inst, job.id)
-    print(f"{job.id}: {'already finished' if how == 'finished' else how}")
+    print(f"{job.id}: {_stop_words(how)}")
     return EXIT_OK
+
+
+def _stop_words(how: str) -> str:
+    """How `stop` ended (`finished`, `stopped INT`...), for a person."""
+    if how == "finished":
+        return _("already finished")
+    signal = how.removeprefix("stopped ")
+    if signal != how and signal.isalpha():
+        return _("stopped {signal}").format(signal=signal)
+    return how
 
 
 COMMANDS = {"run": _run, "jobs": _jobs, "logs": _logs, "stop": _stop}

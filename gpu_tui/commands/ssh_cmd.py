@@ -24,6 +24,7 @@ from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import AuthFailed, ConnectionLost, InputError, RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.remote import terminal
 from gpu_tui.remote.quoting import command_line
 from gpu_tui.remote.ssh import SshHost
@@ -56,7 +57,7 @@ def plan_session(cmd: list[str] | None, *, force_tty: bool, stdin_tty: bool) -> 
         pty = stdin_tty or force_tty
         return SessionPlan(None, pty, pty and stdin_tty, True)
     if not cmd:
-        raise InputError("nothing after `--`: give the command to run, or leave `--` out for a shell")
+        raise InputError(_("nothing after `--`: give the command to run, or leave `--` out for a shell"))
     try:
         line = command_line(cmd)
     except ValueError as exc:
@@ -89,7 +90,7 @@ async def _session(host: SshHost, plan: SessionPlan) -> int:
     finally:
         await host.close()
     if code is None:
-        raise RemoteError(f"{host.name}: the session ended without an exit status")
+        raise RemoteError(_("{name}: the session ended without an exit status").format(name=host.name))
     return code
 
 
@@ -99,9 +100,9 @@ def _ask_password(inst: InstanceConfig, refused: AuthFailed) -> SecretStr | None
         return None
     try:
         # getpass writes to the terminal itself: the reason shows even where stderr is a pipe
-        answer = getpass.getpass(
-            f"gpu-tui: {refused.message}\npassword for {inst.user}@{inst.host}:{inst.port} ({inst.name}): "
-        )
+        question = _("password for {user}@{host}:{port} ({name}): ").format(
+            user=inst.user, host=inst.host, port=inst.port, name=inst.name)
+        answer = getpass.getpass(f"gpu-tui: {refused.message}\n{question}")
     except EOFError:
         return None
     if not answer:

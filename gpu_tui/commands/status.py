@@ -8,9 +8,11 @@ import json
 import sys
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from gpu_tui.commands.cells import format_rows
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import Settings
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.hosts import build_ssh_host
@@ -20,20 +22,26 @@ from gpu_tui.services.status import InstanceStatus, collect_status, status_json
 __all__ = ["run_status", "format_table", "record_uptimes"]
 
 
+HEADER = (N_("NAME"), N_("STATE"), N_("GPUS"), N_("UTIL"), N_("VRAM GiB"), N_("UP"), N_("RATE"), N_("COST"))
+ONLINE, OFFLINE, GPU_ERROR = N_("online"), N_("offline"), N_("gpu error")
+"""The state words the table shows (translated there; `--json` has none of them)."""
+
+
 def _num(v: object, suffix: str = "") -> str:
     return "-" if v is None else f"{v}{suffix}"
 
 
 def format_table(statuses: list[InstanceStatus], currency: str) -> str:
-    rows = [("NAME", "STATE", "GPUS", "UTIL", "VRAM GiB", "UP", "RATE", "COST")]
+    """The status table, its columns aligned in terminal cells, each row followed by its GPUs."""
+    rows = [tuple(_(h) for h in HEADER)]
     details: dict[int, list[str]] = {}
     for i, s in enumerate(statuses, start=1):
         if not s.online:
-            state = s.error_title or "offline"
+            state = _(s.error_title or OFFLINE)
         elif s.gpu_error:
-            state = "gpu error"
+            state = _(GPU_ERROR)
         else:
-            state = "online"
+            state = _(ONLINE)
         utils = [g.utilization_gpu for g in s.gpus if g.utilization_gpu is not None]
         used = [g.memory_used_mib for g in s.gpus if g.memory_used_mib is not None]
         total = [g.memory_total_mib for g in s.gpus if g.memory_total_mib is not None]
@@ -51,18 +59,19 @@ def format_table(statuses: list[InstanceStatus], currency: str) -> str:
         if s.error:
             lines.append(f"  {printable(s.error)}")
         if s.gpu_error:
-            lines.append(f"  gpu error: {printable(s.gpu_error.reason)}")
+            lines.append("  " + _("gpu error: {reason}").format(reason=printable(s.gpu_error.reason)))
         for g in s.gpus:
-            lines.append(
-                f"  [{g.index}] {printable(g.name or '?')}: {_num(g.utilization_gpu, '%')} util, "
-                f"{_num(g.memory_used_mib)}/{_num(g.memory_total_mib)} MiB, {_num(g.temperature_c, 'C')}, "
-                f"{_num(g.power_draw_w, 'W')}/{_num(g.power_limit_w, 'W')}"
-            )
+            lines.append("  " + _(
+                "[{index}] {name}: {util} util, {used}/{total} MiB, {temp}, {power}/{limit}"
+            ).format(
+                index=g.index, name=printable(g.name or "?"), util=_num(g.utilization_gpu, "%"),
+                used=_num(g.memory_used_mib), total=_num(g.memory_total_mib), temp=_num(g.temperature_c, "C"),
+                power=_num(g.power_draw_w, "W"), limit=_num(g.power_limit_w, "W"),
+            ))
         details[i] = lines
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     out = []
-    for i, r in enumerate(rows):
-        out.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
+    for i, line in enumerate(format_rows(rows)):
+        out.append(line)
         out.extend(details.get(i, []))
     return "\n".join(out)
 
@@ -77,16 +86,16 @@ def record_uptimes(statuses: list[InstanceStatus], paths: Paths) -> None:
     if seen:
         with Ledger(paths.ledger_file) as ledger:
             if not ledger.observe_many(seen):
-                sys.stderr.write(f"gpu-tui: ledger: could not record uptimes in {paths.ledger_file} (see the log)\n")
+                sys.stderr.write("gpu-tui: " + _("ledger: could not record uptimes in {path} (see the log)").format(
+                    path=paths.ledger_file) + "\n")
 
 
 def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     instances = [settings.instance(n) for n in args.names] if args.names else list(settings.instances)
     if not instances:
-        sys.stderr.write(
-            f"gpu-tui: no instances configured in {paths.config_file}; add one (see config.example.toml) "
-            "or try `gpu-tui demo`\n"
-        )
+        sys.stderr.write("gpu-tui: " + _(
+            "no instances configured in {path}; add one (see config.example.toml) or try `gpu-tui demo`"
+        ).format(path=paths.config_file) + "\n")
         return EXIT_USAGE
     secrets = SecretStore()
     hosts = [(build_ssh_host(i, settings, paths, secrets), i.hourly_rate) for i in instances]
@@ -98,6 +107,9 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
         print(format_table(statuses, settings.settings.currency))
     failed = [s for s in statuses if not s.online or s.gpu_error]
     for s in failed:
-        why = s.error if not s.online or s.gpu_error is None else f"gpu error: {s.gpu_error.reason}"
-        sys.stderr.write(f"gpu-tui: {s.name}: {printable(why or 'failed')}\n")
+        if s.online and s.gpu_error is not None:
+            why = _("gpu error: {reason}").format(reason=s.gpu_error.reason)
+        else:
+            why = s.error or _("failed")
+        sys.stderr.write(f"gpu-tui: {s.name}: {printable(why)}\n")
     return EXIT_PARTIAL if failed else EXIT_OK

@@ -26,6 +26,7 @@ __all__ = [
     "language_from_locale",
     "ngettext",
     "normalise_language",
+    "pgettext",
     "resolve_language",
     "using",
 ]
@@ -50,6 +51,11 @@ def N_(message: str) -> str:
 
 def ngettext(singular: str, plural: str, n: int) -> str:
     return _translations.ngettext(singular, plural, n)
+
+
+def pgettext(context: str, message: str) -> str:
+    """`message` where the same English word means two things (`stopped`: a job, an instance)."""
+    return _translations.pgettext(context, message)
 
 
 def install(translations: gettext.NullTranslations, language: str) -> None:
