@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import ConnectionLost, RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.logstream import LogStream
 from gpu_tui.remote.backoff import backoff_delay
 from gpu_tui.remote.host import Host
@@ -61,7 +62,7 @@ class LogFollower:
         while True:
             try:
                 if not self.host.connected:
-                    raise ConnectionLost(f"{self.inst.name}: not connected")
+                    raise ConnectionLost(_("{name}: not connected").format(name=self.inst.name))
                 command = jobsvc.follow_log_command(self.inst, self.job_id, self.offset)
                 async with self.host.stream_bytes(command) as out:
                     async for chunk in out:

@@ -135,3 +135,20 @@ def test_a_pasted_login_that_is_not_one_is_explained_in_chinese(zh: None) -> Non
         parse_login("ssh -p abc root@host")
     assert info.value.message == "登录命令: 端口 'abc' (在 -p 后) 不是数字; SSH 端口请写数字, " \
                                  "例如 `ssh -p 23456 root@connect.westb.seetacloud.com`"
+
+
+def test_refusals_before_anything_runs_are_chinese(zh: None) -> None:
+    from gpu_tui.core.autostop import AutostopStatus
+    from gpu_tui.core.jobs import JobRequest
+    from gpu_tui.core.syncplan import SyncSummary, summary_line
+    from gpu_tui.services.jobs import validate_request
+    from gpu_tui.services.sync import check_direction
+
+    with pytest.raises(InputError, match="^命令是空的: 请在 `--` 后面写要运行的命令$"):
+        validate_request(JobRequest(id="20261201-140500-a1b2", command=" "))
+    with pytest.raises(InputError, match="^方向必须是 push 或 pull, 收到 'up'$"):
+        check_direction("up")
+    done = SyncSummary("push", "rsync", "/p", "/root/p", 3, 1258291, 4.21, skipped_links=1)
+    assert summary_line(done, "gpu") == "已上传 /p -> gpu:/root/p: 3 个文件, 1.2 MiB, 用时 4.2 秒 (rsync); " \
+                                       "跳过了 1 个符号链接 (SFTP 只复制文件)"
+    assert AutostopStatus(armed=True, state="idle", seconds_left=750).summary() == "12m30s 后自动关机"
