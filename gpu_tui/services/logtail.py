@@ -54,7 +54,7 @@ class LogFollower:
             except RemoteError as exc:
                 delay = backoff_delay(attempt, base=0.5, cap=30.0)
                 attempt += 1
-                log.info("%s: log tail reconnect failed (%s); again in %.1f s", self.inst.name, exc, delay)
+                log.info("%s: log tail reconnect failed (%s); again in %.1f s", self.inst.name, exc.english, delay)
                 await asyncio.sleep(delay)
 
     async def chunks(self) -> AsyncIterator[bytes]:
