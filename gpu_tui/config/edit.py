@@ -24,6 +24,7 @@ import tomlkit.exceptions
 from gpu_tui.config.atomicfile import write_atomic
 from gpu_tui.config.settings import InstanceConfig, parse_settings
 from gpu_tui.core.errors import ConfigError
+from gpu_tui.core.i18n import _
 
 __all__ = ["REMOVE", "find_instance", "remove_instance", "upsert_instance"]
 
@@ -155,15 +156,16 @@ def _entries(text: str, source: str) -> list[_Entry]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{source}: not valid TOML, so it cannot be edited: {exc}; fix it by hand first") from None
+        raise ConfigError(_("{source}: not valid TOML, so it cannot be edited: {error}; fix it by hand first").format(
+            source=source, error=exc)) from None
     instances = data.get("instances", [])
     headers = _headers(text)
     starts = [n for n, h in enumerate(headers) if h.array and h.name == ("instances",)]
     if not isinstance(instances, list) or len(starts) != len(instances):
-        raise ConfigError(
-            f"{source}: 'instances' is not written as [[instances]] tables (an inline array?), so gpu-tui "
+        raise ConfigError(_(
+            "{source}: 'instances' is not written as [[instances]] tables (an inline array?), so gpu-tui "
             "cannot edit it safely; rewrite it as [[instances]] tables, or edit the file by hand"
-        )
+        ).format(source=source))
     entries: list[_Entry] = []
     for index, n in enumerate(starts):
         following = (h for h in headers[n + 1 :] if h.name[:1] != ("instances",) or h.name == ("instances",))
@@ -204,9 +206,11 @@ def _render_update(segment: str, fields: Mapping[str, Any], keep_name: bool, sou
     try:
         doc = tomlkit.parse(segment)
     except tomlkit.exceptions.TOMLKitError as exc:
-        raise ConfigError(f"{source}: cannot edit this entry safely ({exc}); edit it by hand") from None
+        raise ConfigError(_("{source}: cannot edit this entry safely ({error}); edit it by hand").format(
+            source=source, error=exc)) from None
     if tomlkit.dumps(doc) != segment:
-        raise ConfigError(f"{source}: cannot edit this entry without changing its layout; edit it by hand")
+        raise ConfigError(
+            _("{source}: cannot edit this entry without changing its layout; edit it by hand").format(source=source))
     table = doc["instances"][0]
     for key, value in _given(fields).items():
         if key == "name" and keep_name:
@@ -249,7 +253,7 @@ def _read(path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+        raise ConfigError(_("{path}: cannot read config file: {error}").format(path=path, error=exc)) from None
 
 
 def _newlines_like(original: str, text: str) -> str:
@@ -263,7 +267,9 @@ def _write_atomic(path: Path, text: str) -> None:
     try:
         parse_settings(text, str(path))
     except ConfigError as exc:
-        raise ConfigError(f"{exc.message} (in the edited text; {path} was left unchanged)") from None
+        raise ConfigError(
+            _("{problem} (in the edited text; {path} was left unchanged)").format(problem=exc.message, path=path)
+        ) from None
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text)
 

@@ -17,6 +17,7 @@ from typing import Protocol, TypeVar
 from pydantic import SecretStr
 
 from gpu_tui.core.errors import SecretError
+from gpu_tui.core.i18n import _
 
 __all__ = ["KEYRING_SERVICE", "SecretStore", "env_var_name"]
 
@@ -101,10 +102,9 @@ class SecretStore:
 
         ok = self._keyring(store, default=False)
         if not ok:
-            raise SecretError(
-                f"cannot store the password for {name!r}: {self.keyring_problem}. "
-                f"Set {env_var_name(name)} in the environment instead."
-            )
+            raise SecretError(_(
+                "cannot store the password for {name!r}: {problem}. Set {variable} in the environment instead."
+            ).format(name=name, problem=self.keyring_problem, variable=env_var_name(name)))
 
     def delete_password(self, name: str) -> None:
         """Forget the password everywhere we keep it; a missing entry is not an error."""
@@ -133,8 +133,10 @@ class SecretStore:
         try:
             return _call_with_timeout(call, self._timeout)
         except _Timeout:
-            self.keyring_problem = f"the keyring did not answer within {self._timeout:g} s (locked?)"
+            log.warning("keyring unavailable: the keyring did not answer within %g s (locked?)", self._timeout)
+            self.keyring_problem = _("the keyring did not answer within {seconds:g} s (locked?)").format(
+                seconds=self._timeout)
         except Exception as exc:  # keyring backends raise many types; all mean "unusable"
-            self.keyring_problem = f"no usable keyring ({type(exc).__name__})"
-        log.warning("keyring unavailable: %s", self.keyring_problem)
+            log.warning("keyring unavailable: no usable keyring (%s)", type(exc).__name__)
+            self.keyring_problem = _("no usable keyring ({error})").format(error=type(exc).__name__)
         return default

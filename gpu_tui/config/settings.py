@@ -16,8 +16,10 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gpu_tui.config.tomllines import locate
+from gpu_tui.core import i18n
 from gpu_tui.core.actions import ACTION_IDS
 from gpu_tui.core.errors import ConfigError
+from gpu_tui.core.i18n import N_, _, ngettext
 
 __all__ = [
     "InstanceConfig",
@@ -116,15 +118,16 @@ class Settings(_Strict):
             if inst.name == name:
                 return inst
         known = [i.name for i in self.instances]
-        raise ConfigError(
-            f"no instance named {name!r}{_did_you_mean(name, known)}; "
-            f"configured: {', '.join(known) or 'none'}"
-        )
+        hint = _did_you_mean(name, known)
+        if not known:
+            raise ConfigError(_("no instance named {name!r}{hint}; configured: none").format(name=name, hint=hint))
+        raise ConfigError(_("no instance named {name!r}{hint}; configured: {names}").format(
+            name=name, hint=hint, names=", ".join(known)))
 
 
 def _did_you_mean(word: str, choices: Any) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return _(" (did you mean {choice!r}?)").format(choice=close[0]) if close else ""
 
 
 def _field_path(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
@@ -140,7 +143,7 @@ def _field_path(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
             node = node[item]
         except (KeyError, IndexError, TypeError):
             node = None
-    return ".".join(parts) or "(top level)"
+    return ".".join(parts) or _("(top level)")
 
 
 def _model_for(loc: tuple[Any, ...]) -> type[BaseModel]:
@@ -160,24 +163,63 @@ def _model_for(loc: tuple[Any, ...]) -> type[BaseModel]:
     return model
 
 
+# pydantic's messages (in English) by error type, for the other languages; their values come
+# from the error's `ctx`
+_PYDANTIC = {
+    "greater_than_equal": N_("Input should be greater than or equal to {ge}"),
+    "greater_than": N_("Input should be greater than {gt}"),
+    "less_than_equal": N_("Input should be less than or equal to {le}"),
+    "less_than": N_("Input should be less than {lt}"),
+    "int_type": N_("Input should be a valid integer"),
+    "int_parsing": N_("Input should be a valid integer, unable to parse string as an integer"),
+    "int_from_float": N_("Input should be a valid integer, got a number with a fractional part"),
+    "float_type": N_("Input should be a valid number"),
+    "float_parsing": N_("Input should be a valid number, unable to parse string as a number"),
+    "bool_type": N_("Input should be a valid boolean"),
+    "bool_parsing": N_("Input should be a valid boolean"),
+    "string_type": N_("Input should be a valid string"),
+    "string_too_short": N_("String should have at least {min_length} characters"),
+    "string_too_long": N_("String should have at most {max_length} characters"),
+    "string_pattern_mismatch": N_("String should match pattern '{pattern}'"),
+    "literal_error": N_("Input should be one of: {expected}"),
+    "dict_type": N_("Input should be a table"),
+    "model_type": N_("Input should be a table"),
+    "tuple_type": N_("Input should be a list"),
+    "list_type": N_("Input should be a list"),
+}
+
+
+def _pydantic_message(err: Any) -> str:
+    """pydantic's message, in the language in force where it is one of _PYDANTIC."""
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    template = _PYDANTIC.get(err["type"])
+    if template is None or i18n.active_language() == "en":
+        return msg
+    ctx = dict(err.get("ctx") or {})
+    if "expected" in ctx:  # "'a', 'b' or 'c'": the choices, without the English "or"
+        ctx["expected"] = ", ".join(re.findall(r"'[^']*'", str(ctx["expected"]))) or ctx["expected"]
+    try:
+        return _(template).format(**ctx)
+    except (KeyError, IndexError, ValueError):
+        return msg
+
+
 def _describe(err: Any, data: dict[str, Any]) -> str:
     loc = tuple(err["loc"])
     where = _field_path(loc, data)
     if err["type"] == "extra_forbidden":
         key = str(loc[-1])
         if key in {"password", "passwd", "token", "secret"}:
-            return (
-                f"{where}: secrets are never kept in the config file; store the password with "
-                "`gpu-tui add` (keyring) or set GPU_TUI_PASSWORD_<NAME>"
-            )
+            return _("{where}: secrets are never kept in the config file; store the password with "
+                     "`gpu-tui add` (keyring) or set GPU_TUI_PASSWORD_<NAME>").format(where=where)
         choices = _model_for(loc).model_fields.keys()
-        return f"{where}: unknown key {key!r}{_did_you_mean(key, choices)}"
+        return _("{where}: unknown key {key!r}{hint}").format(where=where, key=key, hint=_did_you_mean(key, choices))
     if err["type"] == "missing":
-        return f"{where}: required key is missing"
-    msg = str(err["msg"]).removeprefix("Value error, ")
+        return _("{where}: required key is missing").format(where=where)
+    msg = _pydantic_message(err)
     if err["type"] == "string_pattern_mismatch" and loc[-1] == "name":
-        msg = "use only letters, digits, '.', '_' and '-'"
-    return f"{where}: {msg} (got {err.get('input')!r})"
+        msg = _("use only letters, digits, '.', '_' and '-'")
+    return _("{where}: {problem} (got {value!r})").format(where=where, problem=msg, value=err.get("input"))
 
 
 def parse_settings(text: str, source: str = "<config>") -> Settings:
@@ -187,7 +229,7 @@ def parse_settings(text: str, source: str = "<config>") -> Settings:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         where = f"{source}:{m.group(1)}" if m else source
-        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+        raise ConfigError(_("{where}: not valid TOML: {error}").format(where=where, error=exc)) from None
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
@@ -196,25 +238,24 @@ def parse_settings(text: str, source: str = "<config>") -> Settings:
         first = errors[0]
         line = locate(text, tuple(first["loc"]))
         where = f"{source}:{line}" if line else source
-        more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+        n = len(errors) - 1
+        more = ngettext(" (and {n} more problem)", " (and {n} more problems)", n).format(n=n) if n else ""
         raise ConfigError(f"{where}: {_describe(first, data)}{more}") from None
     for action in settings.keys:
         if action not in ACTION_IDS:
             line = locate(text, ("keys", action))
             where = f"{source}:{line}" if line else source
-            raise ConfigError(
-                f"{where}: keys.{action}: unknown action id {action!r}"
-                f"{_did_you_mean(action, ACTION_IDS)}; known: {', '.join(ACTION_IDS)}"
-            )
+            raise ConfigError(_("{where}: keys.{action}: unknown action id {action!r}{hint}; known: {known}").format(
+                where=where, action=action, hint=_did_you_mean(action, ACTION_IDS), known=", ".join(ACTION_IDS)))
     seen: dict[str, int] = {}
     for idx, inst in enumerate(settings.instances):
         if inst.name in seen:
             line = locate(text, ("instances", idx, "name"))
             where = f"{source}:{line}" if line else source
-            raise ConfigError(
-                f"{where}: instances[{idx}].name: duplicate instance name {inst.name!r} "
-                f"(first used by instances[{seen[inst.name]}]); names must be unique"
-            )
+            raise ConfigError(_(
+                "{where}: instances[{index}].name: duplicate instance name {name!r} "
+                "(first used by instances[{first}]); names must be unique"
+            ).format(where=where, index=idx, name=inst.name, first=seen[inst.name]))
         seen[inst.name] = idx
     return settings
 
@@ -225,8 +266,10 @@ def load_settings(path: Path, *, must_exist: bool = False) -> Settings:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         if must_exist:
-            raise ConfigError(f"{path}: config file not found (create it, or see config.example.toml)") from None
+            raise ConfigError(
+                _("{path}: config file not found (create it, or see config.example.toml)").format(path=path)
+            ) from None
         return Settings()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read config file: {exc}") from None
+        raise ConfigError(_("{path}: cannot read config file: {error}").format(path=path, error=exc)) from None
     return parse_settings(text, str(path))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.i18n import _
 
 __all__ = ["SshConfigHost", "read_ssh_config"]
 
@@ -83,7 +84,8 @@ def _split_args(text: str, where: str) -> list[str]:
             if ch in "\"'":
                 end = text.find(ch, i + 1)
                 if end == -1:
-                    raise InputError(f"{where}: a quote ({ch}) is not closed; close it or remove it")
+                    raise InputError(_("{where}: a quote ({quote}) is not closed; close it or remove it").format(
+                        where=where, quote=ch))
                 word.append(text[i + 1 : end])
                 i = end + 1
             elif ch == "\\" and i + 1 < n and text[i + 1] in "\"'\\ ":
@@ -120,7 +122,10 @@ def _is_concrete(pattern: str) -> bool:
 
 def _port(value: str, where: str) -> int:
     if not re.fullmatch(r"[0-9]{1,5}", value) or not 1 <= int(value) <= 65535:
-        raise InputError(f"{where}: Port {value!r} is not a port number; write a number from 1 to 65535")
+        raise InputError(
+            _("{where}: Port {value!r} is not a port number; write a number from 1 to 65535").format(
+                where=where, value=value)
+        )
     return int(value)
 
 
@@ -129,7 +134,9 @@ def _read_text(path: Path) -> str:
         # ssh reads bytes; a stray non-UTF-8 byte in a comment must not hide every host
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise InputError(f"{path}: cannot read the ssh config: {exc.strerror or exc}") from None
+        raise InputError(
+            _("{path}: cannot read the ssh config: {error}").format(path=path, error=exc.strerror or exc)
+        ) from None
 
 
 def _include_paths(pattern: str, base: Path) -> list[Path]:
@@ -165,10 +172,9 @@ class _Reader:
                 in_match = True
             elif keyword == "include":
                 if depth >= MAX_INCLUDE_DEPTH:
-                    raise InputError(
-                        f"{where}: Include nests deeper than {MAX_INCLUDE_DEPTH} files; "
-                        "does a file include itself? Remove the loop"
-                    )
+                    raise InputError(_(
+                        "{where}: Include nests deeper than {depth} files; does a file include itself? Remove the loop"
+                    ).format(where=where, depth=MAX_INCLUDE_DEPTH))
                 for included in (p for arg in args for p in _include_paths(arg, self.base)):
                     self.read(included, conditions, never or in_match, depth + 1)
             elif keyword in _WANTED and args:

@@ -21,6 +21,7 @@ import re
 import time
 from dataclasses import dataclass, replace
 
+from gpu_tui.core.i18n import _
 from gpu_tui.core.units import format_duration_exact_s
 
 __all__ = ["AutostopStatus", "parse_status", "parse_line", "LogLine"]
@@ -95,14 +96,15 @@ class AutostopStatus:
         if not self.armed:
             return ""
         if self.state == "stopping":
-            return "autostop: shutting down"
+            return _("autostop: shutting down")
         if self.state == "failed":
-            return "autostop: shutdown failed"
+            return _("autostop: shutdown failed")
         if self.state == "idle" and self.seconds_left is not None:
-            text = f"autostop in {format_duration_exact_s(max(1, round(self.seconds_left - elapsed)))}"
+            left = format_duration_exact_s(max(1, round(self.seconds_left - elapsed)))
+            text = _("autostop in {duration}").format(duration=left)
         else:
-            text = "autostop armed" + (" (busy)" if self.state == "busy" else "")
-        return text + (" (last shutdown failed)" if self.failure else "")
+            text = _("autostop armed (busy)") if self.state == "busy" else _("autostop armed")
+        return text + (_(" (last shutdown failed)") if self.failure else "")
 
 
 _OFF = AutostopStatus(armed=False, state="off")
@@ -117,7 +119,7 @@ def parse_status(text: str) -> AutostopStatus:
     failed_line: LogLine | None = None
     last: LogLine | None = None
     for raw in text.splitlines():
-        key, _, value = raw.partition(" ")
+        key, _sep, value = raw.partition(" ")
         if key == "now" and value.strip().isdigit():
             now = int(value)
         elif key == "pid" and value.strip().isdigit():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.units import format_money  # re-exported: money is printed by core.units
 
 __all__ = ["cost_so_far", "burn_rate", "format_money", "parse_hourly_rate", "MAX_HOURLY_RATE"]
@@ -34,7 +35,7 @@ def parse_hourly_rate(text: str) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise InputError(f"hourly price {text!r}: give a number like 1.98") from None
+        raise InputError(_("hourly price {text!r}: give a number like 1.98").format(text=text)) from None
     if not 0 <= value < MAX_HOURLY_RATE:
-        raise InputError(f"hourly price {value:g}: must be 0..{MAX_HOURLY_RATE}")
+        raise InputError(_("hourly price {value:g}: must be 0..{most}").format(value=value, most=MAX_HOURLY_RATE))
     return value

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 
 from gpu_tui.core import nvsmi
+from gpu_tui.core.bilingual import Said, say
+from gpu_tui.core.i18n import N_
 
 __all__ = [
     "Check", "EnvFacts", "Disk", "PyModule", "parse_probe", "parse_module", "build_checks", "env_json", "SECTION",
@@ -28,7 +30,19 @@ class Check:
     name: str
     ok: bool
     detail: str
+    """In the language in force, as `fix`."""
     fix: str | None = None
+    detail_en: str | None = field(default=None, compare=False, repr=False)
+    """`detail` in English, for `env --json` (None: `detail` is English already)."""
+    fix_en: str | None = field(default=None, compare=False, repr=False)
+
+
+def _check(name: str, ok: bool, detail: Said, fix: Said | None = None) -> Check:
+    return Check(name, ok, detail.text, fix.text if fix else None, detail.english, fix.english if fix else None)
+
+
+def _said(text: str | Said) -> Said:
+    return text if isinstance(text, Said) else Said(text, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,8 +59,8 @@ class PyModule:
     version: str | None = None
     cuda_available: bool | None = None
     cuda: str | None = None
-    error: str | None = None
-    """The import error, or None when the import worked."""
+    error: str | Said | None = None
+    """The import error, or None when the import worked (what python printed, or a `Said`)."""
 
 
 @dataclass
@@ -62,7 +76,7 @@ class EnvFacts:
     disks: list[Disk] = field(default_factory=list)
     mem_total_gib: float | None = None
     mem_available_gib: float | None = None
-    python_checked: str | None = None
+    python_checked: str | Said | None = None
     """Which python torch was imported with (an env's, conda base's, or python3 on PATH)."""
     torch: PyModule | None = None
     paddle: PyModule | None = None
@@ -136,16 +150,17 @@ def parse_module(text: str) -> PyModule:
                 cuda_available=bool(data.get("cuda_available")),
                 cuda=str(data["cuda"]) if data.get("cuda") else None,
             )
-    return PyModule(error=(text.strip().splitlines() or ["no answer"])[-1][:200])
+    lines = text.strip().splitlines()
+    return PyModule(error=lines[-1][:200] if lines else say(N_("no answer")))
 
 
-def _gpus(text: str) -> str:
+def _gpus(text: str) -> Said:
     names = [line.strip() for line in text.splitlines() if line.strip()]
     if not names:
-        return "no GPUs"
+        return say(N_("no GPUs"))
     short = [n.removeprefix("NVIDIA ").removeprefix("GeForce ") for n in names]
     kinds = sorted(set(short), key=short.index)
-    return ", ".join(f"{short.count(k)}x {k}" for k in kinds)
+    return _said(", ".join(f"{short.count(k)}x {k}" for k in kinds))
 
 
 def build_checks(f: EnvFacts) -> list[Check]:
@@ -154,57 +169,68 @@ def build_checks(f: EnvFacts) -> list[Check]:
     version = nvsmi.parse_version(f.version_text)
     if error is None and f.nvsmi_text.strip():
         driver, cuda = version["driver_version"] or "?", version["cuda_version"] or "?"
-        detail = f"driver {driver}, CUDA {cuda}, {_gpus(f.nvsmi_text)}"
-        checks.append(Check("nvidia-smi", True, detail))
+        detail = say(N_("driver {driver}, CUDA {cuda}, {gpus}"), driver=driver, cuda=cuda, gpus=_gpus(f.nvsmi_text))
+        checks.append(_check("nvidia-smi", True, detail))
     else:
-        reason = error.reason if error else "nvidia-smi printed nothing"
-        checks.append(Check("nvidia-smi", False, reason, "is this instance running with a GPU (not in no-GPU mode)? "
-                            "if it is, the driver failed: restart the instance or ask the provider"))
+        reason = Said(error.reason, error.reason_en) if error else say(N_("nvidia-smi printed nothing"))
+        checks.append(_check("nvidia-smi", False, reason, say(N_(
+            "is this instance running with a GPU (not in no-GPU mode)? "
+            "if it is, the driver failed: restart the instance or ask the provider"))))
     if f.python_version:
-        checks.append(Check("python", True, f"python3 {f.python_version}"))
+        checks.append(_check("python", True, _said(f"python3 {f.python_version}")))
     else:
-        checks.append(Check("python", False, "no python3 on PATH", "install python3, or use a conda env (--env)"))
+        checks.append(_check("python", False, say(N_("no python3 on PATH")),
+                             say(N_("install python3, or use a conda env (--env)"))))
     if f.conda_path:
-        checks.append(Check("conda", True, f"{f.conda_path} ({f.conda_version or 'version unknown'})"))
+        conda_version = _said(f.conda_version) if f.conda_version else say(N_("version unknown"))
+        checks.append(_check("conda", True, say("{path} ({version})", path=f.conda_path, version=conda_version)))
         if f.conda_init:
-            checks.append(Check("conda init", True, "done in " + ", ".join(f.conda_init)))
+            checks.append(_check("conda init", True, say(N_("done in {files}"), files=", ".join(f.conda_init))))
         else:
-            checks.append(Check("conda init", False, "conda is not set up for your shell (`conda activate` fails)",
-                                f"run `{f.conda_path} init bash`, then open a NEW shell"))
+            checks.append(_check("conda init", False,
+                                 say(N_("conda is not set up for your shell (`conda activate` fails)")),
+                                 say(N_("run `{conda} init bash`, then open a NEW shell"), conda=f.conda_path)))
     else:
         looked = "$CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda"
-        checks.append(Check("conda", False, f"no conda (looked in {looked})",
-                            "install Miniconda, or use python3 with pip"))
-    where = f" ({f.python_checked})" if f.python_checked else ""
+        checks.append(_check("conda", False, say(N_("no conda (looked in {places})"), places=looked),
+                             say(N_("install Miniconda, or use python3 with pip"))))
+    where = say(" ({python})", python=_said(f.python_checked)) if f.python_checked else _said("")
     if f.torch is not None:
         t = f.torch
         if t.error:
-            checks.append(Check("torch", False, f"not importable{where}: {t.error}",
-                                "pip install torch (the CUDA build that matches the driver: pytorch.org/get-started)"))
+            checks.append(_check(
+                "torch", False, say(N_("not importable{where}: {error}"), where=where, error=_said(t.error)),
+                say(N_("pip install torch (the CUDA build that matches the driver: pytorch.org/get-started)"))))
         elif t.cuda_available:
-            checks.append(Check("torch", True, f"{t.version}, CUDA {t.cuda or '?'}, sees the GPU{where}"))
+            checks.append(_check("torch", True, say(N_("{version}, CUDA {cuda}, sees the GPU{where}"),
+                                                    version=t.version, cuda=t.cuda or "?", where=where)))
         elif t.version and ("+cpu" in t.version or not t.cuda):
-            checks.append(Check("torch", False, f"{t.version} is the CPU build{where}",
-                                "reinstall the CUDA build of torch (pytorch.org/get-started)"))
+            checks.append(_check("torch", False, say(N_("{version} is the CPU build{where}"), version=t.version,
+                                                     where=where),
+                                 say(N_("reinstall the CUDA build of torch (pytorch.org/get-started)"))))
         else:
-            checks.append(Check("torch", False, f"{t.version} (CUDA {t.cuda}) cannot see a GPU{where}",
-                                "the driver may be too old for this CUDA build: "
-                                "install a torch built for the driver's CUDA"))
+            checks.append(_check("torch", False, say(N_("{version} (CUDA {cuda}) cannot see a GPU{where}"),
+                                                     version=t.version, cuda=t.cuda, where=where),
+                                 say(N_("the driver may be too old for this CUDA build: "
+                                        "install a torch built for the driver's CUDA"))))
     if f.paddle is not None and f.paddle.error is None:
         ok = bool(f.paddle.cuda_available)
-        checks.append(Check("paddle", ok, f"{f.paddle.version}, {'sees' if ok else 'cannot see'} the GPU",
-                            None if ok else "install paddlepaddle-gpu for the driver's CUDA"))
+        seen = N_("{version}, sees the GPU") if ok else N_("{version}, cannot see the GPU")
+        checks.append(_check("paddle", ok, say(seen, version=f.paddle.version),
+                             None if ok else say(N_("install paddlepaddle-gpu for the driver's CUDA"))))
     for d in f.disks:
         low = d.free_gib < LOW_DISK_GIB
-        fix = "free space: `gpu-tui jobs NAME --prune`, clear caches (~/.cache), or keep data on the data disk"
-        checks.append(Check(f"disk {d.path}", not low, f"{d.free_gib:g} of {d.total_gib:g} GiB free",
-                            fix if low else None))
+        fix = say(N_("free space: `gpu-tui jobs NAME --prune`, clear caches (~/.cache), "
+                     "or keep data on the data disk"))
+        detail = say(N_("{free:g} of {total:g} GiB free"), free=d.free_gib, total=d.total_gib)
+        checks.append(_check(f"disk {d.path}", not low, detail, fix if low else None))
     if f.mem_total_gib is not None:
         avail = f.mem_available_gib
         low = avail is not None and avail < LOW_MEMORY_GIB
         shown = avail if avail is not None else "?"
-        checks.append(Check("memory", not low, f"{shown} of {f.mem_total_gib:g} GiB available",
-                            "something is using the RAM: see the processes, or stop a job" if low else None))
+        checks.append(_check("memory", not low,
+                             say(N_("{available} of {total:g} GiB available"), available=shown, total=f.mem_total_gib),
+                             say(N_("something is using the RAM: see the processes, or stop a job")) if low else None))
     return checks
 
 
@@ -215,7 +241,9 @@ def env_json(f: EnvFacts, checks: list[Check]) -> dict[str, object]:
     if f.torch is not None and f.torch.error is None:
         torch = {"version": f.torch.version, "cuda_available": f.torch.cuda_available}
     return {
-        "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail, "fix": c.fix} for c in checks],
+        # English whatever the language: JSON values are not translated
+        "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail if c.detail_en is None else c.detail_en,
+                    "fix": c.fix if c.fix_en is None else c.fix_en} for c in checks],
         "driver_version": version["driver_version"],
         "cuda_version": version["cuda_version"],
         "python_version": f.python_version,

@@ -4,11 +4,33 @@ Every error a user can meet derives from `GpuTuiError`: the CLI prints `title: m
 exits 2 (or 3 for remote failures), the dashboard shows the title as a state. `exc.line()` (or
 `error_line(exc)`) is that `title: message`, made printable: a message often quotes what an
 instance said, and its escapes and control characters must not reach a terminal.
+
+Titles are English class attributes (marked with `N_`: code and tests compare them), shown
+translated by `line()` and `shown_title`. The message is in the language in force; where a
+JSON output carries it, the error is raised with a `Said` (core/bilingual.py) and `english`
+keeps the English form.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpu_tui.core.text import printable
+
+if TYPE_CHECKING:
+    from gpu_tui.core.bilingual import Said
+
+
+def N_(message: str) -> str:
+    # core/i18n imports this module (ConfigError), so its N_ cannot be imported here; the same
+    # marker, for the extractor
+    return message
+
+
+def _(message: str) -> str:
+    from gpu_tui.core.i18n import _ as translate  # imported late: core/i18n imports this module
+
+    return translate(message)
 
 __all__ = [
     "error_line",
@@ -29,19 +51,28 @@ __all__ = [
 class GpuTuiError(Exception):
     """Base class: `title` is a few words for a status line, `message` the full sentence."""
 
-    title = "error"
+    title = N_("error")
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str | Said, *, english: str | None = None) -> None:
+        text = message if isinstance(message, str) else message.text
+        super().__init__(text)
+        self.message = text
+        """In the language in force."""
+        self.english = (message if isinstance(message, str) else message.english) if english is None else english
+        """The message in English (the same text when it was raised with a plain string)."""
 
     def __str__(self) -> str:
         return self.message
 
+    @property
+    def shown_title(self) -> str:
+        """The title in the language in force."""
+        return _(self.title)
+
     def line(self) -> str:
         """`title: message` for a status line or stderr, without control characters or escapes.
         Plain text: the UI passes it on as `rich.text.Text` or with `markup=False`."""
-        return printable(f"{self.title}: {self.message}")
+        return printable(f"{self.shown_title}: {self.message}")
 
 
 def error_line(exc: BaseException) -> str:
@@ -56,46 +87,46 @@ def error_line(exc: BaseException) -> str:
 class ConfigError(GpuTuiError):
     """The config file (or a command-line value) is invalid; exit code 2."""
 
-    title = "configuration error"
+    title = N_("configuration error")
 
 
 class InputError(GpuTuiError):
     """Input refused before anything ran (an empty command, a missing directory, an unknown env
     or job); exit code 2."""
 
-    title = "refused"
+    title = N_("refused")
 
 
 class SecretError(GpuTuiError):
     """A secret could not be read or stored (keyring missing or locked)."""
 
-    title = "secret unavailable"
+    title = N_("secret unavailable")
 
 
 class RemoteError(GpuTuiError):
     """Something went wrong talking to an instance."""
 
-    title = "remote error"
+    title = N_("remote error")
 
 
 class Unreachable(RemoteError):
     """No TCP/SSH session could be made within the connect timeout."""
 
-    title = "unreachable"
+    title = N_("unreachable")
 
 
 class AuthFailed(RemoteError):
     """The server refused every credential we offered."""
 
-    title = "auth failed"
+    title = N_("auth failed")
 
 
 class HostKeyChanged(RemoteError):
     """The server's key differs from the one recorded for it: refused, never trusted silently."""
 
-    title = "host key changed"
+    title = N_("host key changed")
 
-    def __init__(self, message: str, fingerprint: str, key_line: str = "") -> None:
+    def __init__(self, message: str | Said, fingerprint: str, key_line: str = "") -> None:
         super().__init__(message)
         self.fingerprint = fingerprint
         self.key_line = key_line
@@ -104,9 +135,9 @@ class HostKeyChanged(RemoteError):
 class HostKeyUnknown(RemoteError):
     """The server's key is not known yet; it is trusted only when the user accepts it."""
 
-    title = "unknown host key"
+    title = N_("unknown host key")
 
-    def __init__(self, message: str, fingerprint: str, key_line: str = "") -> None:
+    def __init__(self, message: str | Said, fingerprint: str, key_line: str = "") -> None:
         super().__init__(message)
         self.fingerprint = fingerprint
         self.key_line = key_line
@@ -115,10 +146,10 @@ class HostKeyUnknown(RemoteError):
 class ConnectionLost(RemoteError):
     """An established connection dropped (keepalive timeout, reset, server exit)."""
 
-    title = "offline"
+    title = N_("offline")
 
 
 class CommandTimeout(RemoteError):
     """A remote command did not finish within its timeout."""
 
-    title = "timeout"
+    title = N_("timeout")

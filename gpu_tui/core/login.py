@@ -15,10 +15,11 @@ import shlex
 from dataclasses import dataclass
 
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.i18n import _
 
 __all__ = ["LoginSpec", "guess_provider", "parse_login", "suggest_name"]
 
-_EXAMPLE = "e.g. `ssh -p 23456 root@connect.westb.seetacloud.com`"
+_EXAMPLE = "`ssh -p 23456 root@connect.westb.seetacloud.com`"
 _NAME_MAX = 64
 
 # OpenSSH's getopt string, split by whether the flag takes an argument. -P (tag) is recent.
@@ -58,7 +59,11 @@ class LoginSpec:
 
 
 def _fail(what: str, fix: str) -> InputError:
-    return InputError(f"login command: {what}; {fix}")
+    return InputError(_("login command: {what}; {fix}").format(what=what, fix=fix))
+
+
+def _eg() -> str:
+    return _("e.g. {command}").format(command=_EXAMPLE)
 
 
 def _short(word: str) -> str:
@@ -71,7 +76,7 @@ def _unwrap(text: str) -> str:
     text = _INVISIBLE.sub("", text)
     # NBSP and ideographic spaces come from web consoles; shlex splits on ASCII blanks only
     text = re.sub(r"\s+", " ", text).strip()
-    for _ in range(3):
+    for _round in range(3):
         before = text
         for prompt in _PROMPTS:
             if text.startswith(prompt + " "):
@@ -88,16 +93,19 @@ def _split(text: str) -> list[str]:
     try:
         return shlex.split(text)
     except ValueError:
-        raise _fail("a quote is not closed", f"paste the command exactly as shown, {_EXAMPLE}") from None
+        raise _fail(_("a quote is not closed"),
+                    _("paste the command exactly as shown, {example}").format(example=_eg())) from None
 
 
 def _port(value: str, where: str) -> int:
     # ASCII digits only: int() would also accept '٣' and '1_000'
     if not re.fullmatch(r"[0-9]+", value):
-        raise _fail(f"port {_short(value)} {where} is not a number", f"give the SSH port as digits, {_EXAMPLE}")
+        raise _fail(_("port {value} {where} is not a number").format(value=_short(value), where=where),
+                    _("give the SSH port as digits, {example}").format(example=_eg()))
     number = int(value) if len(value) <= 6 else 0
     if not 1 <= number <= 65535:
-        raise _fail(f"port {_short(value)} {where} is out of range", "an SSH port is between 1 and 65535")
+        raise _fail(_("port {value} {where} is out of range").format(value=_short(value), where=where),
+                    _("an SSH port is between 1 and 65535"))
     return number
 
 
@@ -105,18 +113,18 @@ def _split_host_port(hostport: str, original: str) -> tuple[str, int | None]:
     if hostport.startswith("["):
         end = hostport.find("]")
         if end == -1:
-            raise _fail(f"{_short(original)} opens '[' without closing it", "write IPv6 addresses as [addr]:port")
+            raise _fail(_("{word} opens '[' without closing it").format(word=_short(original)),
+                        _("write IPv6 addresses as [addr]:port"))
         host, rest = hostport[1:end], hostport[end + 1 :]
         if not rest:
             return host, None
         if not rest.startswith(":"):
-            raise _fail(
-                f"unexpected {_short(rest)} after ']' in {_short(original)}", "write IPv6 addresses as [addr]:port"
-            )
-        return host, _port(rest[1:], f"in {_short(original)}")
+            raise _fail(_("unexpected {rest} after ']' in {word}").format(rest=_short(rest), word=_short(original)),
+                        _("write IPv6 addresses as [addr]:port"))
+        return host, _port(rest[1:], _("in {word}").format(word=_short(original)))
     if hostport.count(":") == 1:
-        host, _, port = hostport.partition(":")
-        return host, _port(port, f"in {_short(original)}")
+        host, _colon, port = hostport.partition(":")
+        return host, _port(port, _("in {word}").format(word=_short(original)))
     # no colon, or several: a bare IPv6 address, which cannot carry a port without brackets
     return hostport, None
 
@@ -127,16 +135,19 @@ def _destination(word: str) -> tuple[str | None, str, int | None]:
     if rest.lower().startswith("ssh://"):
         rest = rest[len("ssh://") :].rstrip("/")
         if "/" in rest:
-            raise _fail(f"{_short(word)} has a path", f"an ssh:// address is ssh://user@host:port, {_EXAMPLE}")
+            raise _fail(_("{word} has a path").format(word=_short(word)),
+                        _("an ssh:// address is ssh://user@host:port, {example}").format(example=_eg()))
     user: str | None = None
     if "@" in rest:
         # OpenSSH splits at the last '@'
-        user, _, rest = rest.rpartition("@")
+        user, _at, rest = rest.rpartition("@")
         if not user:
-            raise _fail(f"no user before '@' in {_short(word)}", "write user@host, e.g. root@host")
+            raise _fail(_("no user before '@' in {word}").format(word=_short(word)),
+                        _("write user@host, e.g. root@host"))
     host, port = _split_host_port(rest, word)
     if not host:
-        raise _fail(f"no host in {_short(word)}", f"write user@host, {_EXAMPLE}")
+        raise _fail(_("no host in {word}").format(word=_short(word)),
+                    _("write user@host, {example}").format(example=_eg()))
     return user, host, port
 
 
@@ -144,14 +155,15 @@ def _check_host(host: str) -> None:
     ok = _IPV6.fullmatch(host) if ":" in host else _HOST.fullmatch(host)
     if not ok or host.startswith(("-", ".")):
         raise _fail(
-            f"host {_short(host)} is not a host name or address",
-            f"use letters, digits, '.', '-' (or an IP address), {_EXAMPLE}",
+            _("host {host} is not a host name or address").format(host=_short(host)),
+            _("use letters, digits, '.', '-' (or an IP address), {example}").format(example=_eg()),
         )
 
 
 def _check_user(user: str) -> None:
     if not _USER.fullmatch(user):
-        raise _fail(f"user {_short(user)} is not a valid login name", "use only letters, digits, '.', '_' and '-'")
+        raise _fail(_("user {user} is not a valid login name").format(user=_short(user)),
+                    _("use only letters, digits, '.', '_' and '-'"))
 
 
 @dataclass
@@ -175,10 +187,11 @@ class _Found:
 def _apply_o(found: _Found, value: str) -> None:
     m = _OPTION.fullmatch(value)
     if not m:
-        raise _fail(f"-o {_short(value)} is not Key=Value", "write ssh options as -o Key=Value, e.g. -o Port=2222")
+        raise _fail(_("-o {value} is not Key=Value").format(value=_short(value)),
+                    _("write ssh options as -o Key=Value, e.g. -o Port=2222"))
     key, arg = m.group(1).lower(), m.group(2).strip("\"'")
     if key == "port" and found.port is None:
-        found.port = _port(arg, "after -o Port")
+        found.port = _port(arg, _("after -o Port"))
     elif key == "user" and found.user is None:
         found.user = arg
     elif key == "identityfile" and found.identity_file is None:
@@ -190,7 +203,7 @@ def _apply_o(found: _Found, value: str) -> None:
 
 def _apply_flag(found: _Found, flag: str, value: str) -> None:
     if flag == "p" and found.port is None:
-        found.port = _port(value, "after -p")
+        found.port = _port(value, _("after -p"))
     elif flag == "l" and found.user is None:
         found.user = value
     elif flag == "i" and found.identity_file is None:
@@ -228,16 +241,16 @@ def _read_ssh_args(args: list[str]) -> _Found:
                 if flag in _NO_ARG_FLAGS:
                     continue
                 if flag not in _ARG_FLAGS:
-                    raise _fail(
-                        f"ssh has no option -{flag}", f"paste the login command as the console shows it, {_EXAMPLE}"
-                    )
+                    raise _fail(_("ssh has no option -{flag}").format(flag=flag),
+                                _("paste the login command as the console shows it, {example}").format(example=_eg()))
                 if j < len(word):
                     value = word[j:]
                 elif i < len(args):
                     value = args[i]
                     i += 1
                 else:
-                    raise _fail(f"-{flag} at the end has no value", f"give it one or leave it out, {_EXAMPLE}")
+                    raise _fail(_("-{flag} at the end has no value").format(flag=flag),
+                                _("give it one or leave it out, {example}").format(example=_eg()))
                 _apply_flag(found, flag, value)
                 break
             continue
@@ -246,8 +259,10 @@ def _read_ssh_args(args: list[str]) -> _Found:
             # OpenSSH reads options after the destination too (RunPod puts -p and -i there)
             continue
         raise _fail(
-            f"there are extra words after the destination {_short(found.destination)}",
-            "paste only the login, without a remote command (or a password) after it, " + _EXAMPLE,
+            _("there are extra words after the destination {destination}").format(
+                destination=_short(found.destination)),
+            _("paste only the login, without a remote command (or a password) after it, {example}").format(
+                example=_eg()),
         )
     return found
 
@@ -260,25 +275,26 @@ def parse_login(text: str) -> LoginSpec:
     """
     words = _split(_unwrap(text))
     # the whole command in shell quotes ('ssh -p 2222 host') arrives as one word
-    for _ in range(2):
+    for _round in range(2):
         if len(words) == 1 and " " in words[0]:
             words = _split(_unwrap(words[0]))
     if words and words[0] in _PROMPTS:
         words = words[1:]
     if not words:
-        raise _fail("it is empty", f"paste the SSH login your provider shows, {_EXAMPLE}")
-    password_hint = (
+        raise _fail(_("it is empty"), _("paste the SSH login your provider shows, {example}").format(example=_eg()))
+    password_hint = _(
         "never put a password into a command (it lands in shell history and process lists): "
         "paste just the ssh part and give the password when asked, or with --password-stdin"
     )
     if any(re.split(r"[/\\]", w)[-1].lower() in ("sshpass", "sshpass.exe") for w in words):
-        raise _fail("it runs sshpass with a password", password_hint)
+        raise _fail(_("it runs sshpass with a password"), password_hint)
     while words and _ENV_ASSIGN.match(words[0]):
         if "PASS" in words[0].partition("=")[0].upper():
-            raise _fail("it sets a password variable", password_hint)
+            raise _fail(_("it sets a password variable"), password_hint)
         words.pop(0)
     if not words:
-        raise _fail("it only sets variables", f"paste the SSH login your provider shows, {_EXAMPLE}")
+        raise _fail(_("it only sets variables"),
+                    _("paste the SSH login your provider shows, {example}").format(example=_eg()))
 
     program = re.split(r"[/\\]", words[0])[-1].lower()
     if program in ("ssh", "ssh.exe"):
@@ -287,16 +303,17 @@ def parse_login(text: str) -> LoginSpec:
         found = _Found()
         _apply_destination(found, words[0])
     else:
-        raise _fail(f"{_short(words[0])} is not ssh", f"gpu-tui needs an SSH login, {_EXAMPLE}")
+        raise _fail(_("{word} is not ssh").format(word=_short(words[0])),
+                    _("gpu-tui needs an SSH login, {example}").format(example=_eg()))
     if found.host is None:
-        raise _fail("it names no host", f"add user@host, {_EXAMPLE}")
+        raise _fail(_("it names no host"), _("add user@host, {example}").format(example=_eg()))
     user = found.user if found.user is not None else "root"
     port = found.port or 22
     host = found.hostname if found.hostname is not None else found.host
     _check_host(host)
     _check_user(user)
     if found.identity_file is not None and not found.identity_file.strip():
-        raise _fail("-i names no key file", "write -i ~/.ssh/id_ed25519, or leave -i out")
+        raise _fail(_("-i names no key file"), _("write -i ~/.ssh/id_ed25519, or leave -i out"))
     return LoginSpec(host=host, port=port, user=user, identity_file=found.identity_file)
 
 

@@ -98,7 +98,14 @@ class GpuError:
 
     kind: GpuErrorKind
     reason: str
+    """In the language in force."""
     raw: str = ""
+    english: str = field(default="", compare=False, repr=False)
+    """`reason` in English, for `status --json` (empty: `reason` is English already)."""
+
+    @property
+    def reason_en(self) -> str:
+        return self.english or self.reason
 
 
 @dataclass(frozen=True, slots=True)

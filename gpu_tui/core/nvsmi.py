@@ -10,12 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from gpu_tui.core.bilingual import Said, say
+from gpu_tui.core.i18n import N_
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, GpuSample
 
 __all__ = [
     "QUERY_FIELDS",
     "LEGACY_QUERY_FIELDS",
     "COMPUTE_APPS_FIELDS",
+    "gpu_error",
     "query_gpu_argv",
     "compute_apps_argv",
     "parse_value",
@@ -162,25 +165,25 @@ _ERRORS: tuple[tuple[re.Pattern[str], GpuErrorKind, str | None], ...] = tuple(
         (
             r"couldn't communicate with the nvidia driver|nvidia-smi has failed",
             GpuErrorKind.DRIVER_FAILED,
-            "driver failed: nvidia-smi couldn't communicate with the NVIDIA driver",
+            N_("driver failed: nvidia-smi couldn't communicate with the NVIDIA driver"),
         ),
         (
             r"driver/library version mismatch",
             GpuErrorKind.VERSION_MISMATCH,
-            "driver/library version mismatch: the driver was updated, reboot to load it",
+            N_("driver/library version mismatch: the driver was updated, reboot to load it"),
         ),
         (
             r"insufficient permissions|permission denied",
             GpuErrorKind.PERMISSION,
-            "nvidia-smi not permitted: permission denied",
+            N_("nvidia-smi not permitted: permission denied"),
         ),
         (
             r"couldn't find libnvidia-ml|libnvidia-ml\.so[^ ]*: cannot open",
             GpuErrorKind.DRIVER_FAILED,
-            "driver failed: the NVML library (libnvidia-ml.so) is missing",
+            N_("driver failed: the NVML library (libnvidia-ml.so) is missing"),
         ),
         (r"failed to initialize nvml", GpuErrorKind.DRIVER_FAILED, None),
-        (r"no devices were found", GpuErrorKind.NO_GPU, "no GPU: nvidia-smi found no devices"),
+        (r"no devices were found", GpuErrorKind.NO_GPU, N_("no GPU: nvidia-smi found no devices")),
         (
             r"unable to determine the device handle for gpu ?"
             r"([0-9a-f]+:[0-9a-f]+:[0-9a-f]+\.[0-9a-f]+)(?::\s*(.*))?|gpu is lost",
@@ -191,7 +194,7 @@ _ERRORS: tuple[tuple[re.Pattern[str], GpuErrorKind, str | None], ...] = tuple(
             r"command not found|nvidia-smi: not found|unknown command:? '?nvidia-smi"
             r"|nvidia-smi'? is not recognized|nvidia-smi: no such file or directory",
             GpuErrorKind.NOT_FOUND,
-            "no GPU: nvidia-smi not found",
+            N_("no GPU: nvidia-smi not found"),
         ),
     )
 )
@@ -199,13 +202,13 @@ _ERRORS: tuple[tuple[re.Pattern[str], GpuErrorKind, str | None], ...] = tuple(
 # Exit statuses that name the failure even when nothing was printed: the shell's 126/127 and
 # nvidia-smi's documented return codes.
 _EXIT_KINDS: dict[int, tuple[GpuErrorKind, str]] = {
-    127: (GpuErrorKind.NOT_FOUND, "no GPU: nvidia-smi not found"),
-    126: (GpuErrorKind.PERMISSION, "nvidia-smi not permitted: permission denied"),
-    4: (GpuErrorKind.PERMISSION, "nvidia-smi not permitted: permission denied"),
-    9: (GpuErrorKind.DRIVER_FAILED, "driver failed: the NVIDIA driver is not loaded"),
-    12: (GpuErrorKind.DRIVER_FAILED, "driver failed: the NVML library could not be loaded"),
-    15: (GpuErrorKind.GPU_LOST, "GPU lost: a GPU has fallen off the bus"),
-    18: (GpuErrorKind.VERSION_MISMATCH, "driver/library version mismatch: reboot to load it"),
+    127: (GpuErrorKind.NOT_FOUND, N_("no GPU: nvidia-smi not found")),
+    126: (GpuErrorKind.PERMISSION, N_("nvidia-smi not permitted: permission denied")),
+    4: (GpuErrorKind.PERMISSION, N_("nvidia-smi not permitted: permission denied")),
+    9: (GpuErrorKind.DRIVER_FAILED, N_("driver failed: the NVIDIA driver is not loaded")),
+    12: (GpuErrorKind.DRIVER_FAILED, N_("driver failed: the NVML library could not be loaded")),
+    15: (GpuErrorKind.GPU_LOST, N_("GPU lost: a GPU has fallen off the bus")),
+    18: (GpuErrorKind.VERSION_MISMATCH, N_("driver/library version mismatch: reboot to load it")),
 }
 
 _MAX_REASON = 120
@@ -215,6 +218,11 @@ def _short(text: str) -> str:
     return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 1] + "…"
 
 
+def gpu_error(kind: GpuErrorKind, reason: Said, raw: str = "") -> GpuError:
+    """A GpuError whose reason is shown translated and kept in English for JSON, each cut short."""
+    return GpuError(kind, _short(reason.text), raw, _short(reason.english))
+
+
 def _line_error(line: str) -> GpuError | None:
     for pattern, kind, reason in _ERRORS:
         m = pattern.search(line)
@@ -222,19 +230,20 @@ def _line_error(line: str) -> GpuError | None:
             continue
         raw = line.strip()
         if reason is not None:
-            return GpuError(kind, reason, raw)
+            return gpu_error(kind, say(reason), raw)
         if kind is GpuErrorKind.GPU_LOST:
             bus_id = m[1]
             detail = (m[2] or "").strip().rstrip(".")
             if bus_id is None:
-                return GpuError(kind, "GPU lost: a GPU is lost, reboot to recover it", raw)
+                return gpu_error(kind, say(N_("GPU lost: a GPU is lost, reboot to recover it")), raw)
             if not detail or detail.lower().startswith("gpu is lost"):
-                return GpuError(kind, f"GPU lost: GPU {bus_id} is lost, reboot to recover it", raw)
-            reason = f"GPU lost: GPU {bus_id} cannot be reached ({detail})"
-            return GpuError(kind, _short(reason), raw)
+                lost = say(N_("GPU lost: GPU {bus_id} is lost, reboot to recover it"), bus_id=bus_id)
+                return gpu_error(kind, lost, raw)
+            return gpu_error(kind, say(N_("GPU lost: GPU {bus_id} cannot be reached ({detail})"), bus_id=bus_id,
+                                       detail=detail), raw)
         # NVML could not start for another reason ("Unknown Error" in a container, ...).
         detail = raw.split(":", 1)[1].strip().rstrip(".") if ":" in raw else ""
-        return GpuError(kind, _short(f"driver failed: NVML could not start ({detail or raw})"), raw)
+        return gpu_error(kind, say(N_("driver failed: NVML could not start ({detail})"), detail=detail or raw), raw)
     return None
 
 
@@ -262,10 +271,10 @@ def detect_error(text: str, exit_status: int | None = None) -> GpuError | None:
         return None
     if exit_status in _EXIT_KINDS:
         kind, reason = _EXIT_KINDS[exit_status]
-        return GpuError(kind, reason, first)
+        return gpu_error(kind, say(reason), first)
     if first:
-        return GpuError(GpuErrorKind.UNKNOWN, _short(f"nvidia-smi failed: {first}"), first)
-    return GpuError(GpuErrorKind.UNKNOWN, f"nvidia-smi failed with exit status {exit_status}", "")
+        return gpu_error(GpuErrorKind.UNKNOWN, say(N_("nvidia-smi failed: {output}"), output=first), first)
+    return gpu_error(GpuErrorKind.UNKNOWN, say(N_("nvidia-smi failed with exit status {status}"), status=exit_status))
 
 
 _UNKNOWN_FIELD = re.compile(r'Field "([^"]*)" is not a valid field to query')

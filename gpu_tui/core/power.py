@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.i18n import _
 
 __all__ = ["shutdown_line", "PROFILES"]
 
@@ -30,7 +31,7 @@ def shutdown_line(provider: str, *, provider_id: str = "", override: str = "") -
     template = PROFILES.get(provider, PROFILES["generic"])
     if "{provider_id}" in template:
         if not provider_id:
-            raise InputError(f"provider {provider!r} needs `provider_id` (the instance id its CLI stops) in the "
-                             "instance's config entry, or a `shutdown_command`")
+            raise InputError(_("provider {provider!r} needs `provider_id` (the instance id its CLI stops) in the "
+                               "instance's config entry, or a `shutdown_command`").format(provider=provider))
         return template.format(provider_id=shlex.quote(provider_id))
     return template

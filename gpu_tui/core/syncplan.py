@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from gpu_tui.core.i18n import _, ngettext
 from gpu_tui.core.units import format_bytes
 
 __all__ = [
@@ -293,15 +294,21 @@ class SyncSummary:
 
 def summary_line(s: SyncSummary, instance: str) -> str:
     """`pushed /home/me/proj -> gpu:/root/proj: 3 files, 1.2 MiB sent in 4.2 s (rsync)`."""
-    verb = "pushed" if s.direction == "push" else "pulled"
     arrow = f"{s.local} -> {instance}:{s.remote}" if s.direction == "push" else f"{instance}:{s.remote} -> {s.local}"
-    files = f"{s.files_sent} file{'' if s.files_sent == 1 else 's'}"
+    files = ngettext("{n} file", "{n} files", s.files_sent).format(n=s.files_sent)
+    size, seconds = format_bytes(s.bytes_sent), f"{s.seconds:.1f}"
     if s.dry_run:
-        text = f"dry run, {arrow}: would send {files}, {format_bytes(s.bytes_sent)} ({s.method}, {s.seconds:.1f} s)"
+        text = _("dry run, {paths}: would send {files}, {size} ({method}, {seconds} s)").format(
+            paths=arrow, files=files, size=size, method=s.method, seconds=seconds)
     else:
-        text = f"{verb} {arrow}: {files}, {format_bytes(s.bytes_sent)} sent in {s.seconds:.1f} s ({s.method})"
+        if s.direction == "push":
+            done = _("pushed {paths}: {files}, {size} sent in {seconds} s ({method})")
+        else:
+            done = _("pulled {paths}: {files}, {size} sent in {seconds} s ({method})")
+        text = done.format(paths=arrow, files=files, size=size, seconds=seconds, method=s.method)
     if s.skipped_links:
-        text += f"; {s.skipped_links} symlink{'' if s.skipped_links == 1 else 's'} skipped (SFTP copies files only)"
+        text += ngettext("; {n} symlink skipped (SFTP copies files only)",
+                         "; {n} symlinks skipped (SFTP copies files only)", s.skipped_links).format(n=s.skipped_links)
     return text
 
 

@@ -16,7 +16,10 @@ Two duration spellings, for two jobs:
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime, tzinfo
+
+from gpu_tui.core.i18n import N_, _
 
 __all__ = [
     "MISSING",
@@ -34,6 +37,7 @@ __all__ = [
     "format_local_date",
     "format_local_datetime",
     "format_iso_utc",
+    "strftime",
 ]
 
 MISSING = "-"
@@ -91,19 +95,20 @@ def format_ago_s(seconds: float | None) -> str:
     if value is None:
         return MISSING
     if value < 1:
-        return "just now"
-    return f"{format_duration_s(value)} ago"
+        return _("just now")
+    return _("{duration} ago").format(duration=format_duration_s(value))
 
 
 def format_eta_s(seconds: float | None, now: float | None = None, tz: tzinfo | None = None) -> str:
     """`ETA 12m05s`; given `now` (an epoch) also the clock time it is done: `ETA 12m05s → done 14:32`."""
     value = _finite(seconds)
     if value is None:
-        return f"ETA {MISSING}"
-    text = f"ETA {format_duration_s(value)}"
+        return _("ETA {duration}").format(duration=MISSING)
+    duration = format_duration_s(value)
     if now is not None and _finite(now) is not None:
-        text += f" → done {format_clock_hm(now + max(0.0, value), tz)}"
-    return text
+        clock = format_clock_hm(now + max(0.0, value), tz)
+        return _("ETA {duration} → done {clock}").format(duration=duration, clock=clock)
+    return _("ETA {duration}").format(duration=duration)
 
 
 # sizes
@@ -157,9 +162,9 @@ def format_money(amount: float | None, currency: str) -> str:
 
 
 def format_rate_per_hour(rate: float | None, currency: str) -> str:
-    """An hourly price: `¥1.98/h`; `-` when unknown."""
+    """An hourly price: `¥1.98/h` (`¥1.98/时` in Chinese); `-` when unknown."""
     money = format_money(rate, currency)
-    return MISSING if money == MISSING else f"{money}/h"
+    return MISSING if money == MISSING else _("{money}/h").format(money=money)
 
 
 # clock
@@ -193,13 +198,48 @@ def format_local_date(epoch: float | None, tz: tzinfo | None = None) -> str:
     return MISSING if d is None else d.strftime("%Y-%m-%d")
 
 
+DATETIME_FORMAT = N_("%a %F %H:%M")
+"""`format_local_datetime`'s format, translated (`%-m月%-e日 %H:%M` in Chinese): see `strftime`."""
+
+
 def format_local_datetime(epoch: float | None, tz: tzinfo | None = None) -> str:
-    """`Mon 2026-11-30 14:32` in `tz` (local time by default); `-` when unknown."""
+    """`Mon 2026-11-30 14:32` in `tz` (local time by default; `11月30日 14:32` in Chinese); `-`
+    when unknown."""
     d = _datetime(epoch, tz)
-    return MISSING if d is None else d.strftime("%a %Y-%m-%d %H:%M")
+    return MISSING if d is None else strftime(d, _(DATETIME_FORMAT))
 
 
 def format_iso_utc(epoch: float | None) -> str:
     """`2026-11-30T10:19:50Z` (UTC, whole seconds); `-` when unknown."""
     d = _datetime(epoch, UTC)
     return MISSING if d is None else d.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+_WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_DIRECTIVE = re.compile(r"%(-?)(.)")
+
+
+def strftime(d: datetime, fmt: str) -> str:
+    """`d.strftime(fmt)` for the formats a translation writes, the same on every platform and
+    in every C locale: `%Y %m %d %H %M %S`, `%F` (`%Y-%m-%d`), `%e` (the day, space padded),
+    `%a` (always `Mon`..`Sun`: the C library's names follow the process locale) and `%%`; a
+    `-` drops a number's padding (`%-m月%-e日` -> `12月1日`). Other directives go to the C
+    library. The catalog check reads `%d` and `%-d` as placeholders that the English message
+    must have as well: where it has none, a translation writes the day as `%e` or `%-e`."""
+
+    def one(m: re.Match[str]) -> str:
+        bare, c = m[1] == "-", m[2]
+        numbers = {"Y": (d.year, "04"), "m": (d.month, "02"), "d": (d.day, "02"), "e": (d.day, "2"),
+                   "H": (d.hour, "02"), "M": (d.minute, "02"), "S": (d.second, "02")}
+        if c in numbers:
+            value, pad = numbers[c]
+            return str(value) if bare else format(value, pad)
+        if c == "F":
+            return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
+        if c == "a":
+            return _WEEKDAYS[d.weekday()]
+        if c == "%":
+            return "%"
+        return d.strftime(m[0])
+
+    return _DIRECTIVE.sub(one, fmt)

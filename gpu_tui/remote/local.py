@@ -10,7 +10,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from gpu_tui.core.bilingual import say
 from gpu_tui.core.errors import CommandTimeout
+from gpu_tui.core.i18n import N_
 from gpu_tui.remote.host import ByteStream, CommandResult, Host, LineStream
 
 __all__ = ["LocalHost"]
@@ -94,7 +96,8 @@ class LocalHost(Host):
             )
         except TimeoutError:
             _kill_group(process)
-            raise CommandTimeout(f"{self.name}: command did not finish within {timeout:g} s") from None
+            raise CommandTimeout(say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name,
+                                     seconds=timeout)) from None
         return CommandResult(process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
 
     @asynccontextmanager

@@ -15,6 +15,7 @@ from typing import Any, AnyStr
 import asyncssh
 from pydantic import SecretStr
 
+from gpu_tui.core.bilingual import Said, say
 from gpu_tui.core.errors import (
     AuthFailed,
     CommandTimeout,
@@ -24,6 +25,7 @@ from gpu_tui.core.errors import (
     RemoteError,
     Unreachable,
 )
+from gpu_tui.core.i18n import N_
 from gpu_tui.remote.host import ByteStream, CommandResult, DuplexStream, Host, LineStream
 from gpu_tui.remote.hostkeys import KnownHosts, fingerprint, host_pattern
 
@@ -148,14 +150,14 @@ class _SshBytes(ByteStream):
             await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
             if not read.done():
                 read.cancel()
-                raise ConnectionLost(f"{self._name}: connection lost")
+                raise ConnectionLost(say(N_("{name}: connection lost"), name=self._name))
             try:
                 chunk = read.result()
             except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(f"{self._name}: {_reason(exc)}") from None
+                raise ConnectionLost(_named(self._name, exc)) from None
             if not chunk:
                 if self._lost.done():
-                    raise ConnectionLost(f"{self._name}: connection lost")
+                    raise ConnectionLost(say(N_("{name}: connection lost"), name=self._name))
                 return
             yield chunk
 
@@ -282,14 +284,15 @@ class SshHost(Host):
         except asyncssh.HostKeyNotVerifiable as exc:
             raise self._host_key_error(client, exc) from None
         except asyncssh.PermissionDenied:
-            how = "password" if self._password is not None else "keys"
-            raise AuthFailed(
-                f"{t.user}@{t.host}:{t.port} refused the login ({how}); check the user and credentials"
-            ) from None
+            refused = (N_("{address} refused the login (password); check the user and credentials")
+                       if self._password is not None
+                       else N_("{address} refused the login (keys); check the user and credentials"))
+            raise AuthFailed(say(refused, address=f"{t.user}@{t.host}:{t.port}")) from None
         except TimeoutError:
-            raise Unreachable(f"{t.host}:{t.port}: no SSH answer within {self._connect_timeout:g} s") from None
+            raise Unreachable(say(N_("{address}: no SSH answer within {seconds:g} s"), address=f"{t.host}:{t.port}",
+                                  seconds=self._connect_timeout)) from None
         except (OSError, asyncssh.Error) as exc:
-            raise Unreachable(f"{t.host}:{t.port}: {_reason(exc)}") from None
+            raise Unreachable(_named(f"{t.host}:{t.port}", exc)) from None
         self._conn, self._client = conn, client
         log.info("%s: connected to %s:%s", self.name, t.host, t.port)
         if self._on_connect is not None:
@@ -299,21 +302,25 @@ class SshHost(Host):
         t = self.target
         key = client.presented_key
         if key is None:
-            return Unreachable(f"{t.host}:{t.port}: host key rejected ({exc})")
+            return Unreachable(say(N_("{address}: host key rejected ({error})"), address=f"{t.host}:{t.port}",
+                                   error=exc))
         fp = fingerprint(key)
         line = key.export_public_key("openssh").decode().strip()
         if self._known_hosts.has_keys_for(t.host, t.host, t.port if t.port != 22 else None):
+            # "host key changed" / "unknown host key" are CONTRACTS.md's words (in English)
             return HostKeyChanged(
-                f"host key changed for {host_pattern(t.host, t.port)}: it now offers {fp}. "
-                "This can be an attack, or the instance was re-created (AutoDL changes keys then). "
-                "Refused; re-trust it only if you expected the change.",
+                say(N_("host key changed for {host}: it now offers {fingerprint}. "
+                       "This can be an attack, or the instance was re-created (AutoDL changes keys then). "
+                       "Refused; re-trust it only if you expected the change."),
+                    host=host_pattern(t.host, t.port), fingerprint=fp),
                 fp,
                 line,
             )
         return HostKeyUnknown(
-            f"unknown host key for {host_pattern(t.host, t.port)}: {fp}. "
-            f"Check it against your provider's console, then trust it in the dashboard (`gpu-tui`) "
-            f"or run `ssh -p {t.port} {t.user}@{t.host}` once and accept it.",
+            say(N_("unknown host key for {host}: {fingerprint}. "
+                   "Check it against your provider's console, then trust it in the dashboard (`gpu-tui`) "
+                   "or run `{command}` once and accept it."),
+                host=host_pattern(t.host, t.port), fingerprint=fp, command=f"ssh -p {t.port} {t.user}@{t.host}"),
             fp,
             line,
         )
@@ -336,7 +343,7 @@ class SshHost(Host):
 
     def _require(self) -> asyncssh.SSHClientConnection:
         if self._conn is None or not self.connected:
-            raise ConnectionLost(f"{self.name}: not connected")
+            raise ConnectionLost(say(N_("{name}: not connected"), name=self.name))
         return self._conn
 
     async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
@@ -347,9 +354,10 @@ class SshHost(Host):
                     command, check=False, timeout=timeout, input=stdin, encoding="utf-8", errors="replace"
                 )
             except asyncssh.TimeoutError:
-                raise CommandTimeout(f"{self.name}: command did not finish within {timeout:g} s") from None
+                raise CommandTimeout(say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name,
+                                         seconds=timeout)) from None
             except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
+                raise ConnectionLost(_named(self.name, exc)) from None
         return CommandResult(res.exit_status, str(res.stdout or ""), str(res.stderr or ""))
 
     @asynccontextmanager
@@ -361,7 +369,7 @@ class SshHost(Host):
                     command, encoding="utf-8", errors="replace", stderr=asyncssh.STDOUT
                 )
             except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
+                raise ConnectionLost(_named(self.name, exc)) from None
             try:
                 assert self._client is not None
                 yield _SshLines(process, self._client.lost)
@@ -391,7 +399,7 @@ class SshHost(Host):
             try:
                 process = await conn.create_process(command, encoding=None, stderr=asyncssh.DEVNULL)
             except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
+                raise ConnectionLost(_named(self.name, exc)) from None
             try:
                 assert self._client is not None
                 yield _SshBytes(process, self._client.lost, self.name)
@@ -420,7 +428,7 @@ class SshHost(Host):
                     term_modes=term_modes if term_modes is not None else (),
                 )
             except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
+                raise ConnectionLost(_named(self.name, exc)) from None
             try:
                 yield process
             finally:
@@ -441,10 +449,16 @@ class SshHost(Host):
                 pass
 
 
-def _reason(exc: BaseException) -> str:
+def _reason(exc: BaseException) -> Said:
     if isinstance(exc, ConnectionRefusedError):
-        return "connection refused (is the instance running? is the port right?)"
+        return say(N_("connection refused (is the instance running? is the port right?)"))
     if isinstance(exc, asyncssh.DisconnectError):
-        return exc.reason or type(exc).__name__
-    text = str(exc).strip()
-    return text or type(exc).__name__
+        text = exc.reason or type(exc).__name__
+    else:
+        text = str(exc).strip() or type(exc).__name__
+    return Said(text, text)  # the server's or the OS's words, as they came
+
+
+def _named(name: str, exc: BaseException) -> Said:
+    """`name: why`, the why in the language in force when it is ours."""
+    return say("{name}: {reason}", name=name, reason=_reason(exc))

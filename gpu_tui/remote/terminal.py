@@ -19,7 +19,9 @@ from typing import Any
 
 import asyncssh
 
+from gpu_tui.core.bilingual import say
 from gpu_tui.core.errors import ConnectionLost
+from gpu_tui.core.i18n import N_
 
 try:  # POSIX
     import termios
@@ -229,7 +231,7 @@ async def pump(
         if broken:
             return 128 + 13  # like a pipeline whose reader went away (SIGPIPE)
         if gone.done() or (output.done() and output.exception() is not None):
-            raise ConnectionLost(f"{name}: connection lost")
+            raise ConnectionLost(say(N_("{name}: connection lost"), name=name))
         return None
     finally:
         for signum in installed:

@@ -10,6 +10,7 @@ import asyncssh
 
 from gpu_tui.config.atomicfile import SECRET_MODE, write_atomic
 from gpu_tui.core.errors import RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import sh_c
 
@@ -48,6 +49,7 @@ async def install_public_key(host: Host, public_line: str) -> bool:
     """Append `public_line` to the instance's ~/.ssh/authorized_keys; False if it was there."""
     res = await host.run(sh_c(_INSTALL), stdin=public_line + "\n", timeout=30)
     if not res.ok:
-        raise RemoteError(f"{host.name}: could not install gpu-tui's key in ~/.ssh/authorized_keys: "
-                          f"{(res.stderr or res.stdout).strip()[:200] or f'exit {res.exit_status}'}")
+        why = (res.stderr or res.stdout).strip()[:200] or _("exit {status}").format(status=res.exit_status)
+        raise RemoteError(_("{name}: could not install gpu-tui's key in ~/.ssh/authorized_keys: {error}").format(
+            name=host.name, error=why))
     return res.stdout.strip() == "added"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pydantic import SecretStr
 
 from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
+from gpu_tui.core.i18n import _
 
 __all__ = ["Balance", "fetch_balance", "api_base", "TOKEN_NAME", "hours_left"]
 
@@ -56,12 +57,15 @@ def _parse(body: bytes) -> Balance:
     try:
         reply = json.loads(body)
         if reply.get("code") != "Success":
-            raise RemoteError(f"AutoDL balance API: {reply.get('msg') or reply.get('code') or 'refused'}")
+            why = reply.get("msg") or reply.get("code")
+            raise RemoteError(_("AutoDL balance API: {reason}").format(reason=why) if why
+                              else _("AutoDL balance API: refused"))
         data = reply["data"]
         return Balance(assets=int(data["assets"]) / 1000, voucher=int(data.get("voucher_balance", 0)) / 1000,
                        spent=int(data.get("accumulate", 0)) / 1000)
     except (ValueError, KeyError, TypeError, AttributeError):
-        raise RemoteError(f"AutoDL balance API: an answer gpu-tui cannot read: {body[:120]!r}") from None
+        unread = _("AutoDL balance API: an answer gpu-tui cannot read: {body!r}").format(body=body[:120])
+        raise RemoteError(unread) from None
 
 
 def _post(url: str, token: str, timeout: float) -> bytes:
@@ -72,10 +76,10 @@ def _post(url: str, token: str, timeout: float) -> bytes:
             return body
     except urllib.error.HTTPError as exc:
         if exc.code in (401, 403):
-            raise AuthFailed("AutoDL balance API refused the developer token (check console -> settings)") from None
-        raise RemoteError(f"AutoDL balance API: HTTP {exc.code}") from None
+            raise AuthFailed(_("AutoDL balance API refused the developer token (check console -> settings)")) from None
+        raise RemoteError(_("AutoDL balance API: HTTP {code}").format(code=exc.code)) from None
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        raise Unreachable(f"AutoDL balance API: {getattr(exc, 'reason', exc)}") from None
+        raise Unreachable(_("AutoDL balance API: {reason}").format(reason=getattr(exc, "reason", exc))) from None
 
 
 async def fetch_balance(token: SecretStr, *, base: str | None = None, timeout: float = 10.0) -> Balance:

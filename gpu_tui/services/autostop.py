@@ -19,6 +19,7 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.autostop import AutostopStatus, parse_status
 from gpu_tui.core.durations import MAX_DURATION_SECONDS
 from gpu_tui.core.errors import InputError, RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JOB_ID_RE
 from gpu_tui.core.power import shutdown_line
 from gpu_tui.remote.host import Host
@@ -79,17 +80,18 @@ def _script_text() -> str:
 
 def _validate(plan: AutostopPlan) -> None:
     if not 1 <= plan.idle_seconds <= MAX_DURATION_SECONDS:
-        raise InputError(f"idle time {plan.idle_seconds}s: must be 1s..{MAX_DURATION_SECONDS}s")
+        raise InputError(_("idle time {seconds}s: must be 1s..{most}s").format(
+            seconds=plan.idle_seconds, most=MAX_DURATION_SECONDS))
     if not 1 <= plan.check_seconds <= 3600:
-        raise InputError(f"check interval {plan.check_seconds}s: must be 1s..1h")
+        raise InputError(_("check interval {seconds}s: must be 1s..1h").format(seconds=plan.check_seconds))
     if not 0 <= plan.gpu_idle_percent <= 100:
-        raise InputError(f"GPU idle threshold {plan.gpu_idle_percent}%: must be 0..100")
+        raise InputError(_("GPU idle threshold {percent}%: must be 0..100").format(percent=plan.gpu_idle_percent))
     if not 0.01 <= plan.cpu_busy_cores <= 100000:
-        raise InputError(f"CPU threshold {plan.cpu_busy_cores} cores: must be 0.01 or more")
+        raise InputError(_("CPU threshold {cores} cores: must be 0.01 or more").format(cores=plan.cpu_busy_cores))
     if not 1 <= plan.before_timeout_seconds <= 24 * 3600:
-        raise InputError("the --before timeout must be 1s..24h")
+        raise InputError(_("the --before timeout must be 1s..24h"))
     if plan.before is not None and "\x00" in plan.before:
-        raise InputError("the --before command contains a NUL byte")
+        raise InputError(_("the --before command contains a NUL byte"))
 
 
 _INSTALL = r"""
@@ -192,9 +194,8 @@ async def _install(host: Host, inst: InstanceConfig) -> None:
         sh_c(_fill(_INSTALL, STATE=_state(inst), SCRIPT=SCRIPT_NAME)), stdin=_script_text(), timeout=30
     )
     if not res.ok:
-        raise RemoteError(
-            f"{inst.name}: cannot write to state_dir {inst.state_dir}: {(res.stderr or res.stdout).strip()[:300]}"
-        )
+        raise RemoteError(_("{name}: cannot write to state_dir {path}: {error}").format(
+            name=inst.name, path=inst.state_dir, error=(res.stderr or res.stdout).strip()[:300]))
 
 
 def _before_script(inst: InstanceConfig, command: str) -> str:
@@ -209,13 +210,13 @@ async def arm(host: Host, inst: InstanceConfig, plan: AutostopPlan) -> Armed:
     _validate(plan)
     line = shutdown_line(inst.provider, provider_id=inst.provider_id, override=inst.shutdown_command)
     if "\n" in line or "\x00" in line:
-        raise InputError(f"{inst.name}: the shutdown command must be one line")
+        raise InputError(_("{name}: the shutdown command must be one line").format(name=inst.name))
     job_id, ended = None, False
     if plan.after_job:
         job = await find_job(host, inst, plan.after_job)
         job_id, ended = job.id, job.exit_code is not None or not job.alive
         if not JOB_ID_RE.match(job_id):
-            raise InputError(f"{job_id!r} is not a job id")
+            raise InputError(_("{job!r} is not a job id").format(job=job_id))
     await _install(host, inst)
     cpu_centicores = max(1, round(plan.cpu_busy_cores * 100))
     args = " ".join(
@@ -238,7 +239,8 @@ async def arm(host: Host, inst: InstanceConfig, plan: AutostopPlan) -> Armed:
         raise InputError(f"{inst.name}: {out}")
     last = out.splitlines()[-1] if out else ""
     if not res.ok or not last.startswith("armed "):
-        raise RemoteError(f"{inst.name}: autostop did not start ({(res.stderr.strip() or out)[:300]})")
+        raise RemoteError(_("{name}: autostop did not start ({error})").format(
+            name=inst.name, error=(res.stderr.strip() or out)[:300]))
     replaced = next((int(w.split()[1]) for w in out.splitlines() if w.startswith("replaced ")), None)
     return Armed(int(last.split()[1]), replaced, job_id, ended, line)
 
@@ -248,7 +250,8 @@ async def cancel(host: Host, inst: InstanceConfig) -> int | None:
     res = await host.run(sh_c(_fill(_CANCEL, STATE=_state(inst), STOP=_STOP)), timeout=30)
     out = res.stdout.strip()
     if not res.ok:
-        raise RemoteError(f"{inst.name}: cannot cancel autostop: {(res.stderr.strip() or out)[:300]}")
+        raise RemoteError(_("{name}: cannot cancel autostop: {error}").format(
+            name=inst.name, error=(res.stderr.strip() or out)[:300]))
     return int(out.split()[1]) if out.startswith("stopped ") else None
 
 

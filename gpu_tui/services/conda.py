@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from gpu_tui.core.condaenvs import env_names, parse_env_list_json, parse_env_list_text
 from gpu_tui.core.errors import InputError, RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import ENV_NAME_RE
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, sh_c
@@ -79,8 +80,9 @@ async def conda_envs(host: Host) -> CondaInstall | None:
         text = await host.run(f"{quote(exe)} env list", timeout=60)
         entries = parse_env_list_text(text.stdout) if text.ok else []
         if not entries:
-            why = (res.stderr or text.stderr).strip()[:200] or "no output"
-            raise RemoteError(f"{host.name}: `conda env list` gave no environment list ({why})")
+            why = (res.stderr or text.stderr).strip()[:200] or _("no output")
+            raise RemoteError(_("{name}: `conda env list` gave no environment list ({error})").format(
+                name=host.name, error=why))
         prefixes = [e.prefix for e in entries]
     return CondaInstall(exe=exe, envs=env_names(prefixes, root))
 
@@ -90,16 +92,15 @@ async def resolve_env(host: Host, name: str) -> str:
     check_env_name(name)
     install = await conda_envs(host)
     if install is None:
-        raise InputError(
-            f"{host.name}: --env {name}: no conda found on the instance "
-            "(looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, /opt/conda)"
-        )
+        raise InputError(_("{instance}: --env {env}: no conda found on the instance (looked in {places})").format(
+            instance=host.name, env=name, places="$CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, /opt/conda"))
     if name not in install.envs:
-        known = ", ".join(sorted(install.envs)) or "none"
-        raise InputError(
-            f"{host.name}: no conda env {name!r} (there are: {known}); "
-            f"create it with `gpu-tui conda {host.name} create {name} --python 3.11`"
-        )
+        create = f"gpu-tui conda {host.name} create {name} --python 3.11"
+        if not install.envs:
+            raise InputError(_("{instance}: no conda env {env!r} (there are: none); create it with `{command}`").format(
+                instance=host.name, env=name, command=create))
+        raise InputError(_("{instance}: no conda env {env!r} (there are: {known}); create it with `{command}`").format(
+            instance=host.name, env=name, known=", ".join(sorted(install.envs)), command=create))
     return install.envs[name]
 
 
@@ -113,7 +114,7 @@ PYTHON_RE = re.compile(r"^[23](\.\d{1,2}){0,2}$")
 
 def check_env_name(name: str) -> None:
     if not ENV_NAME_RE.match(name):
-        raise InputError(f"conda env name {name!r}: use letters, digits, '.', '_' and '-' only")
+        raise InputError(_("conda env name {env!r}: use letters, digits, '.', '_' and '-' only").format(env=name))
 
 
 async def env_pythons(host: Host, install: CondaInstall) -> dict[str, str | None]:
@@ -126,7 +127,7 @@ async def env_pythons(host: Host, install: CondaInstall) -> dict[str, str | None
     res = await host.run(sh_c(script), timeout=60)
     out: dict[str, str | None] = {name: None for name in install.envs}
     for line in res.stdout.splitlines():
-        name, _, version = line.partition("\t")
+        name, _tab, version = line.partition("\t")
         parts = version.split()
         if name in out and len(parts) == 2 and parts[0] == "Python":
             out[name] = parts[1]
@@ -149,7 +150,7 @@ async def env_sizes(host: Host, install: CondaInstall, *, timeout: float = 120) 
     res = await host.run(sh_c("".join(lines)), timeout=timeout)
     out: dict[str, int | None] = {name: None for name in install.envs}
     for line in res.stdout.splitlines():
-        name, _, kib = line.partition("\t")
+        name, _tab, kib = line.partition("\t")
         if name in out and kib.strip().isdigit():
             out[name] = int(kib.strip()) * 1024
     return out
@@ -158,9 +159,10 @@ async def env_sizes(host: Host, install: CondaInstall, *, timeout: float = 120) 
 def create_command(install: CondaInstall, name: str, python: str) -> str:
     check_env_name(name)
     if not PYTHON_RE.match(python):
-        raise InputError(f"--python {python!r}: give a version like 3.11")
+        raise InputError(_("--python {version!r}: give a version like 3.11").format(version=python))
     if name in install.envs:
-        raise InputError(f"conda env {name!r} already exists ({install.envs[name]}); remove it first to recreate it")
+        raise InputError(_("conda env {env!r} already exists ({path}); remove it first to recreate it").format(
+            env=name, path=install.envs[name]))
     # -y: a prompt would wait forever on a non-interactive channel
     return f"{quote(install.exe)} create -n {quote(name)} python={quote(python)} -y 2>&1"
 
@@ -168,21 +170,24 @@ def create_command(install: CondaInstall, name: str, python: str) -> str:
 def remove_command(install: CondaInstall, name: str) -> str:
     check_env_name(name)
     if name == "base":
-        raise InputError("the base env cannot be removed")
+        raise InputError(_("the base env cannot be removed"))
     if name not in install.envs:
-        raise InputError(f"no conda env {name!r} (there are: {', '.join(sorted(install.envs))})")
+        raise InputError(_("no conda env {env!r} (there are: {known})").format(
+            env=name, known=", ".join(sorted(install.envs))))
     return f"{quote(install.exe)} env remove -n {quote(name)} -y 2>&1"
 
 
 def install_command(install: CondaInstall, env: str, packages: list[str], *, pip: bool) -> str:
     check_env_name(env)
     if env not in install.envs:
-        raise InputError(f"no conda env {env!r} (there are: {', '.join(sorted(install.envs))})")
+        raise InputError(_("no conda env {env!r} (there are: {known})").format(
+            env=env, known=", ".join(sorted(install.envs))))
     if not packages:
-        raise InputError("name the packages to install")
+        raise InputError(_("name the packages to install"))
     for pkg in packages:
         if not PKG_SPEC_RE.match(pkg):
-            raise InputError(f"package {pkg!r}: not a package name or spec (like torch==2.4.1 or numpy>=2)")
+            bad = _("package {package!r}: not a package name or spec (like torch==2.4.1 or numpy>=2)")
+            raise InputError(bad.format(package=pkg))
     words = " ".join(quote(p) for p in packages)
     if pip:
         return f"{quote(install.envs[env])}/bin/python -m pip install {words} 2>&1"

@@ -11,8 +11,10 @@ from __future__ import annotations
 import posixpath
 
 from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.bilingual import say
 from gpu_tui.core.envcheck import RC, SECTION, EnvFacts, PyModule, parse_module, parse_probe
 from gpu_tui.core.errors import CommandTimeout
+from gpu_tui.core.i18n import N_
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, remote_path, sh_c
 from gpu_tui.services.conda import FIND_CONDA_SCRIPT, resolve_env
@@ -61,7 +63,7 @@ async def _module(host: Host, python: str, name: str, timeout: float) -> PyModul
     try:
         res = await host.run(f"{python} -c {quote(MODULE_PROBE[name])} 2>&1", timeout=timeout)
     except CommandTimeout:
-        return PyModule(error=f"importing {name} took over {timeout:g} s")
+        return PyModule(error=say(N_("importing {module} took over {seconds:g} s"), module=name, seconds=timeout))
     return parse_module(res.stdout)
 
 
@@ -74,12 +76,12 @@ async def check_environment(
     res = await host.run(sh_c(probe_script(inst)), timeout=60)
     facts = parse_probe(res.stdout)
     if prefix:
-        python, facts.python_checked = quote(posixpath.join(prefix, "bin", "python")), f"env {env}"
+        python, facts.python_checked = quote(posixpath.join(prefix, "bin", "python")), say(N_("env {env}"), env=env)
     elif facts.conda_path:
         base = posixpath.dirname(posixpath.dirname(facts.conda_path))
-        python, facts.python_checked = quote(posixpath.join(base, "bin", "python")), "conda base"
+        python, facts.python_checked = quote(posixpath.join(base, "bin", "python")), say(N_("conda base"))
     else:
-        python, facts.python_checked = "python3", "python3 on PATH"
+        python, facts.python_checked = "python3", say(N_("python3 on PATH"))
     facts.torch = await _module(host, python, "torch", import_timeout)
     paddle = await _module(host, python, "paddle", import_timeout)
     facts.paddle = None if paddle.error else paddle

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.cost import cost_so_far
 from gpu_tui.core.history import HostHistory
+from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.models import GpuError, GpuFrame, GpuProcess, HostStats
 from gpu_tui.remote.host import Host
@@ -218,7 +219,7 @@ class Fleet:
         """A verified shutdown: stop watching it (no reconnect attempts) and show `stopped`."""
         for task in self._running.pop(name, []):
             task.cancel()
-        self._handle(StateChanged(name, ConnState.STOPPED, message="shut down by gpu-tui (verified)"))
+        self._handle(StateChanged(name, ConnState.STOPPED, message=_("shut down by gpu-tui (verified)")))
 
     def watch_again(self, name: str) -> None:
         """Start watching a stopped instance again (the user restarted it in the console)."""
@@ -255,5 +256,6 @@ class Fleet:
                 await mon.run()
             except Exception as exc:
                 log.exception("%s: monitor crashed; restarting", mon.name)
-                self._handle(StateChanged(mon.name, ConnState.OFFLINE, message=f"internal error: {exc}"))
+                crashed = _("internal error: {error}").format(error=exc)
+                self._handle(StateChanged(mon.name, ConnState.OFFLINE, message=crashed))
                 await asyncio.sleep(5)

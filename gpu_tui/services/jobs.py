@@ -18,6 +18,7 @@ from importlib import resources
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError, RemoteError
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.jobs import (
     JOB_ID_RE,
     JOB_MARK,
@@ -60,7 +61,7 @@ STOP_STEPS: tuple[tuple[str, float], ...] = (("INT", 10.0), ("TERM", 5.0), ("KIL
 
 
 class JobNotFound(InputError):
-    title = "no such job"
+    title = N_("no such job")
 
 
 def _state(inst: InstanceConfig) -> str:
@@ -70,7 +71,7 @@ def _state(inst: InstanceConfig) -> str:
 
 def job_dir(inst: InstanceConfig, job_id: str) -> str:
     if not JOB_ID_RE.match(job_id):
-        raise InputError(f"{job_id!r} is not a job id")
+        raise InputError(_("{job!r} is not a job id").format(job=job_id))
     return f"{_state(inst)}/jobs/{job_id}"
 
 
@@ -107,16 +108,16 @@ def command_script(req: JobRequest) -> str:
 def validate_request(req: JobRequest) -> None:
     """Refuse, before anything runs, what cannot work."""
     if not req.command.strip():
-        raise InputError("the command is empty: give the command to run after `--`")
+        raise InputError(_("the command is empty: give the command to run after `--`"))
     if "\x00" in req.command:
-        raise InputError("the command contains a NUL byte")
+        raise InputError(_("the command contains a NUL byte"))
     if req.name is not None and not JOB_NAME_RE.match(req.name):
-        raise InputError(f"job name {req.name!r}: use 1-64 letters, digits, '.', '_' or '-'")
+        raise InputError(_("job name {name!r}: use 1-64 letters, digits, '.', '_' or '-'").format(name=req.name))
     for key, value in req.setenv:
         if not SETENV_KEY_RE.match(key):
-            raise InputError(f"--setenv {key}=...: {key!r} is not a valid environment variable name")
+            raise InputError(_("--setenv {key}=...: {key!r} is not a valid environment variable name").format(key=key))
         if "\x00" in value:
-            raise InputError(f"--setenv {key}: the value contains a NUL byte")
+            raise InputError(_("--setenv {key}: the value contains a NUL byte").format(key=key))
 
 
 _START = r"""
@@ -166,9 +167,8 @@ async def _ensure_runner(host: Host, inst: InstanceConfig) -> None:
         sh_c(_fill(_INSTALL_RUNNER, STATE=state, RUNNER=RUNNER_NAME)), stdin=_runner_text(), timeout=30
     )
     if not res.ok:
-        raise RemoteError(
-            f"{inst.name}: cannot write to state_dir {inst.state_dir}: {(res.stderr or res.stdout).strip()[:300]}"
-        )
+        raise RemoteError(_("{name}: cannot write to state_dir {path}: {error}").format(
+            name=inst.name, path=inst.state_dir, error=(res.stderr or res.stdout).strip()[:300]))
 
 
 async def start_job(host: Host, inst: InstanceConfig, req: JobRequest) -> JobRequest:
@@ -193,7 +193,8 @@ async def start_job(host: Host, inst: InstanceConfig, req: JobRequest) -> JobReq
     if res.exit_status in (90, 91, 92):
         raise InputError(f"{inst.name}: {out}")
     if not res.ok or not out.endswith("started"):
-        raise RemoteError(f"{inst.name}: the job did not start ({(res.stderr or out).strip()[:300]})")
+        raise RemoteError(_("{name}: the job did not start ({error})").format(
+            name=inst.name, error=(res.stderr or out).strip()[:300]))
     return req
 
 
@@ -230,7 +231,7 @@ exit 0
 async def list_facts(host: Host, inst: InstanceConfig) -> list[JobFacts]:
     res = await host.run(sh_c(_fill(_LIST, STATE=_state(inst), MARK=JOB_MARK)), timeout=30)
     if not res.ok:
-        raise RemoteError(f"{inst.name}: cannot list jobs: {res.stderr.strip()[:300]}")
+        raise RemoteError(_("{name}: cannot list jobs: {error}").format(name=inst.name, error=res.stderr.strip()[:300]))
     return parse_job_listing(res.stdout)
 
 
@@ -299,7 +300,9 @@ async def find_job(host: Host, inst: InstanceConfig, ref: str) -> JobFacts:
     if named:
         return named[-1]
     known = ", ".join(f.id + (f" ({f.request.get('name')})" if f.request.get("name") else "") for f in facts[-5:])
-    raise JobNotFound(f"{inst.name}: no job {ref!r}" + (f"; recent: {known}" if known else "; it has no jobs"))
+    if known:
+        raise JobNotFound(_("{name}: no job {job!r}; recent: {known}").format(name=inst.name, job=ref, known=known))
+    raise JobNotFound(_("{name}: no job {job!r}; it has no jobs").format(name=inst.name, job=ref))
 
 
 _STOP = r"""
@@ -328,11 +331,12 @@ async def stop_job(
     """SIGINT to the job's process group, then SIGTERM, then SIGKILL, each after a grace period;
     returns how it ended (`stopped INT`, ...)."""
     plan = " ".join(f"{sig}:{max(1, int(seconds / 0.2))}" for sig, seconds in steps)
-    total = sum(s for _, s in steps) + 15
+    total = sum(s for _sig, s in steps) + 15
     res = await host.run(sh_c(_fill(_STOP, DIR=job_dir(inst, job_id), STEPS=plan)), timeout=total)
     out = res.stdout.strip()
     if not res.ok:
-        raise RemoteError(f"{inst.name}: job {job_id} did not stop: {out or res.stderr.strip()[:300]}")
+        raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
+            name=inst.name, job=job_id, error=out or res.stderr.strip()[:300]))
     return out
 
 
@@ -345,7 +349,7 @@ async def prune_jobs(host: Host, inst: InstanceConfig) -> tuple[list[str], int]:
     dirs = " ".join(job_dir(inst, f.id) for f in done)
     res = await host.run(f"rm -rf -- {dirs}", timeout=120)
     if not res.ok:
-        raise RemoteError(f"{inst.name}: prune failed: {res.stderr.strip()[:300]}")
+        raise RemoteError(_("{name}: prune failed: {error}").format(name=inst.name, error=res.stderr.strip()[:300]))
     return [f.id for f in done], sum(f.log_bytes or 0 for f in done)
 
 
@@ -365,7 +369,7 @@ async def read_log_window(
 ) -> tuple[int, str, bool]:
     """(log size in bytes, its last `window` bytes decoded, whether that is the whole log)."""
     res = await host.run(sh_c(_fill(_WINDOW, DIR=job_dir(inst, job_id), WINDOW=str(int(window)))), timeout=60)
-    head, _, body = res.stdout.partition("\n")
+    head, _nl, body = res.stdout.partition("\n")
     size = int(head) if head.strip().isdigit() else 0
     return size, body, size <= window
 

@@ -81,7 +81,7 @@ class Killable:
                 if await self._gone_within(grace):
                     return True
             except RemoteError as exc:
-                log.warning("%s: cancel (%s) failed: %s", self.host.name, signal, exc)
+                log.warning("%s: cancel (%s) failed: %s", self.host.name, signal, exc.english)
                 return self.ended
         return False
 

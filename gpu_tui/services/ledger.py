@@ -24,6 +24,7 @@ from datetime import date, tzinfo
 from pathlib import Path
 
 from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.ledgermath import (
     Extend,
     Insert,
@@ -65,7 +66,7 @@ CREATE TABLE IF NOT EXISTS intervals (
 class LedgerError(GpuTuiError):
     """The ledger file cannot be read (corrupt, from a newer gpu-tui, unreadable)."""
 
-    title = "ledger"
+    title = N_("ledger")
 
 
 class Ledger:
@@ -105,7 +106,8 @@ class Ledger:
                 db.execute("PRAGMA synchronous = NORMAL")
                 version = db.execute("PRAGMA user_version").fetchone()[0]
                 if version > SCHEMA_VERSION:
-                    raise LedgerError(f"{self.path} was written by a newer gpu-tui (schema {version})")
+                    raise LedgerError(_("{path} was written by a newer gpu-tui (schema {version})").format(
+                        path=self.path, version=version))
                 if version < SCHEMA_VERSION:
                     with _transaction(db):
                         for stmt in _SCHEMA:
@@ -246,7 +248,7 @@ class Ledger:
                     (float("-inf") if since is None else since,),
                 ).fetchall()
             except (sqlite3.Error, OSError) as exc:
-                raise LedgerError(f"cannot read {self.path}: {exc}") from exc
+                raise LedgerError(_("cannot read {path}: {error}").format(path=self.path, error=exc)) from exc
         return [Interval(*r) for r in rows]
 
     def totals(self, since: float | None = None) -> list[NameTotal]:
@@ -267,7 +269,7 @@ class Ledger:
             try:
                 return str(self._conn().execute("PRAGMA integrity_check").fetchone()[0])
             except (sqlite3.Error, OSError) as exc:
-                raise LedgerError(f"cannot read {self.path}: {exc}") from exc
+                raise LedgerError(_("cannot read {path}: {error}").format(path=self.path, error=exc)) from exc
 
 
 @contextmanager

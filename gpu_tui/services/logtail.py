@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import ConnectionLost, RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.logstream import LogStream
 from gpu_tui.remote.backoff import backoff_delay
 from gpu_tui.remote.host import Host
@@ -53,7 +54,7 @@ class LogFollower:
             except RemoteError as exc:
                 delay = backoff_delay(attempt, base=0.5, cap=30.0)
                 attempt += 1
-                log.info("%s: log tail reconnect failed (%s); again in %.1f s", self.inst.name, exc, delay)
+                log.info("%s: log tail reconnect failed (%s); again in %.1f s", self.inst.name, exc.english, delay)
                 await asyncio.sleep(delay)
 
     async def chunks(self) -> AsyncIterator[bytes]:
@@ -61,7 +62,7 @@ class LogFollower:
         while True:
             try:
                 if not self.host.connected:
-                    raise ConnectionLost(f"{self.inst.name}: not connected")
+                    raise ConnectionLost(_("{name}: not connected").format(name=self.inst.name))
                 command = jobsvc.follow_log_command(self.inst, self.job_id, self.offset)
                 async with self.host.stream_bytes(command) as out:
                     async for chunk in out:

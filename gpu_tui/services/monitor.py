@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from gpu_tui.core import nvsmi
 from gpu_tui.core.errors import AuthFailed, HostKeyChanged, HostKeyUnknown, RemoteError
 from gpu_tui.core.hoststats import CpuTimes, parse_probe
+from gpu_tui.core.i18n import _
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame
 from gpu_tui.remote.backoff import backoff_delay
 from gpu_tui.remote.host import Host, LineStream
@@ -132,7 +133,8 @@ class HostMonitor:
                 # first retry comes fast: most drops are a blip or a restarted sshd
                 delay = backoff_delay(0)
                 attempt = 1
-                self._state(ConnState.OFFLINE, message=f"link lost: {reason}", retry_at=self._clock() + delay)
+                lost = _("link lost: {reason}").format(reason=reason)
+                self._state(ConnState.OFFLINE, message=lost, retry_at=self._clock() + delay)
                 await self._sleep_or_wake(delay)
         finally:
             await self.host.close()
@@ -148,7 +150,7 @@ class HostMonitor:
             for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-        return str(exc) if exc else "connection closed"
+        return str(exc) if exc else _("connection closed")
 
     async def _gpu_loop(self) -> None:
         error: GpuError | None = None
@@ -188,7 +190,7 @@ class HostMonitor:
                 continue
             if error is None:
                 found = nvsmi.detect_error("\n".join(tail), status) or GpuError(
-                    GpuErrorKind.UNKNOWN, f"nvidia-smi exited ({status})"
+                    GpuErrorKind.UNKNOWN, _("nvidia-smi exited ({status})").format(status=status)
                 )
                 error = found
                 self._emit(GpuErrorChanged(self.name, found))

@@ -19,6 +19,7 @@ from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings, load_settings
 from gpu_tui.core.errors import GpuTuiError, RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.login import LoginSpec, suggest_name
 from gpu_tui.remote.ssh import SshHost, SshTarget
 from gpu_tui.services.appkey import ensure_app_key, install_public_key
@@ -71,8 +72,8 @@ async def check_login(host: SshHost) -> None:
     await host.connect()
     res = await host.run("echo gpu-tui-ok", timeout=15)
     if "gpu-tui-ok" not in res.stdout:
-        raise RemoteError(f"{host.name}: logged in, but a command did not run (exit {res.exit_status}): "
-                          f"{res.stderr.strip()[:200]}")
+        raise RemoteError(_("{name}: logged in, but a command did not run (exit {status}): {error}").format(
+            name=host.name, status=res.exit_status, error=res.stderr.strip()[:200]))
 
 
 async def install_app_key(host: SshHost, paths: Paths) -> bool:
@@ -147,7 +148,7 @@ class Onboarder:
                 try:
                     self.secrets.set_password(new.name, password)
                 except GpuTuiError as exc:
-                    warning = f"{exc.message} (kept in memory for this session)"
+                    warning = _("{problem} (kept in memory for this session)").format(problem=exc.message)
         how = save_instance(self.paths.config_file, new)
         inst = load_settings(self.paths.config_file, must_exist=True).instance(new.name)
         self.instances = [i for i in self.instances if i.name != inst.name] + [inst]

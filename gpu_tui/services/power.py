@@ -18,6 +18,7 @@ from pydantic import SecretStr
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import AuthFailed, ConnectionLost, GpuTuiError, RemoteError, Unreachable
+from gpu_tui.core.i18n import _
 from gpu_tui.core.power import shutdown_line
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import sh_c
@@ -49,11 +50,12 @@ async def _run_shutdown(host: Host, line: str) -> str | None:
     except ConnectionLost:
         return None  # the instance went down while the command ran: that is the point
     except RemoteError as exc:
-        return f"the shutdown command did not finish: {exc.message}"
+        return _("the shutdown command did not finish: {error}").format(error=exc.message)
     if res.exit_status in (0, None):
         return None
     out = (res.stdout + res.stderr).strip().splitlines()
-    return f"the shutdown command failed (exit {res.exit_status}): {out[-1][:200] if out else 'no output'}"
+    return _("the shutdown command failed (exit {status}): {output}").format(
+        status=res.exit_status, output=out[-1][:200] if out else _("no output"))
 
 
 async def _still_reachable(make_host: Callable[[], Host]) -> str | None:
@@ -64,12 +66,12 @@ async def _still_reachable(make_host: Callable[[], Host]) -> str | None:
     except Unreachable:
         return None
     except AuthFailed:
-        return "it still answers SSH (the login was refused, but the machine is up)"
+        return _("it still answers SSH (the login was refused, but the machine is up)")
     except GpuTuiError as exc:
-        return f"it still answers SSH ({exc.title})"
+        return _("it still answers SSH ({reason})").format(reason=exc.shown_title)
     finally:
         await probe.close()
-    return "it still accepts logins"
+    return _("it still accepts logins")
 
 
 Before = Callable[[InstanceConfig], Awaitable[str | None]]
@@ -90,34 +92,35 @@ async def shutdown_instance(
     if before is not None:
         why = await before(inst)
         if why is not None:
-            return result(False, f"not shut down: {why}")
+            return result(False, _("not shut down: {reason}").format(reason=why))
 
     try:
         line = shutdown_line(inst.provider, provider_id=inst.provider_id, override=inst.shutdown_command)
     except GpuTuiError as exc:
-        return result(False, f"not shut down: {exc.message}")
+        return result(False, _("not shut down: {reason}").format(reason=exc.message))
     host = make_host()
     try:
         try:
             await host.connect()
         except GpuTuiError as exc:
-            return result(False, f"not shut down: cannot reach it to shut it down or verify ({exc.line()})")
+            return result(False, _("not shut down: cannot reach it to shut it down or verify ({error})").format(
+                error=exc.line()))
         why = await _run_shutdown(host, line)
         if why is not None:
-            return result(False, f"NOT shut down: {why}")
+            return result(False, _("NOT shut down: {reason}").format(reason=why))
         try:
             await asyncio.wait_for(host.wait_closed(), verify_seconds)
         except TimeoutError:
-            return result(
-                False,
-                f"NOT shut down: the shutdown command ran, but the instance was still up after {verify_seconds:g} s",
-            )
+            return result(False, _(
+                "NOT shut down: the shutdown command ran, but the instance was still up after {seconds:g} s"
+            ).format(seconds=verify_seconds))
     finally:
         await host.close()
     answer = await _still_reachable(make_host)
     if answer is not None:
-        return result(False, f"NOT shut down: the link closed, but {answer}")
-    return result(True, f"stopped (verified in {time.monotonic() - started:.1f} s)")
+        return result(False, _("NOT shut down: the link closed, but {answer}").format(answer=answer))
+    # "stopped" and "NOT shut down" are CONTRACTS.md's words (in English)
+    return result(True, _("stopped (verified in {seconds:.1f} s)").format(seconds=time.monotonic() - started))
 
 
 async def shutdown_many(
@@ -150,8 +153,9 @@ def pull_before(make_host: Callable[[InstanceConfig], Host], config_path: str,
             job = await plan_sync(host, inst, "pull", transport=transport)
             await run_sync(host, job, transport=transport)
         except GpuTuiError as exc:
-            return (f"pulling its results first failed ({exc.line()}); to shut it down anyway: "
-                    "--no-sync on the command line, or 'Shut down' without pulling in the dashboard")
+            return _("pulling its results first failed ({error}); to shut it down anyway: "
+                     "--no-sync on the command line, or 'Shut down' without pulling in the dashboard").format(
+                error=exc.line())
         finally:
             await host.close()
         return None

@@ -25,7 +25,7 @@ async def record_sighting(host: Host, inst: InstanceConfig, ledger_file: Path) -
     try:
         res = await host.run(probes.stats_once_command(with_apps=False), timeout=10)
     except RemoteError as exc:
-        log.info("%s: no uptime for the ledger: %s", inst.name, exc)
+        log.info("%s: no uptime for the ledger: %s", inst.name, exc.english)
         return False
     stats, _ = parse_probe(res.stdout.splitlines(), time.time())
     if stats.uptime_seconds is None:

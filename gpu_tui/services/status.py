@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from gpu_tui.core import nvsmi
+from gpu_tui.core.bilingual import say
 from gpu_tui.core.cost import cost_so_far
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.hoststats import parse_probe
+from gpu_tui.core.i18n import N_
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuProcess, GpuSample, HostStats
 from gpu_tui.remote.host import Host
 from gpu_tui.services import probes
@@ -29,7 +31,11 @@ class InstanceStatus:
     hourly_rate: float
     online: bool = False
     error: str | None = None
+    """Why it is not (fully) read, in the language in force."""
+    error_en: str | None = None
+    """`error` in English, for JSON (None: `error` is English already)."""
     error_title: str | None = None
+    """The error's English title (`unreachable`, `auth failed`...): translate it where it is shown."""
     gpu_error: GpuError | None = None
     gpus: list[GpuSample] = field(default_factory=list)
     processes: list[GpuProcess] = field(default_factory=list)
@@ -47,8 +53,9 @@ class InstanceStatus:
         return {
             "name": self.name,
             "online": self.online,
-            "error": self.error,
-            "gpu_error": self.gpu_error.reason if self.gpu_error else None,
+            # English whatever the language: JSON values are not translated
+            "error": self.error if self.error_en is None else self.error_en,
+            "gpu_error": self.gpu_error.reason_en if self.gpu_error else None,
             "hourly_rate": self.hourly_rate,
             "uptime_seconds": self.uptime_seconds,
             "cost_so_far": self.cost_so_far,
@@ -66,7 +73,7 @@ async def sample_host(host: Host, hourly_rate: float, *, command_timeout: float 
     try:
         await host.connect()
     except RemoteError as exc:
-        st.error, st.error_title = exc.message, exc.title
+        st.error, st.error_en, st.error_title = exc.message, exc.english, exc.title
         return st
     st.online = True
     try:
@@ -75,7 +82,7 @@ async def sample_host(host: Host, hourly_rate: float, *, command_timeout: float 
             host.run(probes.stats_once_command(), timeout=command_timeout),
         )
     except RemoteError as exc:
-        st.error, st.error_title = exc.message, exc.title
+        st.error, st.error_en, st.error_title = exc.message, exc.english, exc.title
         st.online = host.connected
         await host.close()
         return st
@@ -85,12 +92,13 @@ async def sample_host(host: Host, hourly_rate: float, *, command_timeout: float 
             gpu_res = await host.run(probes.gpu_once_command(legacy=True), timeout=command_timeout)
             text = gpu_res.stdout + gpu_res.stderr
         except RemoteError as exc:
-            st.error, st.error_title = exc.message, exc.title
+            st.error, st.error_en, st.error_title = exc.message, exc.english, exc.title
     await host.close()
     st.gpus = nvsmi.parse_rows(text)
     st.gpu_error = nvsmi.detect_error(text, gpu_res.exit_status)
     if st.gpu_error is None and not st.gpus and gpu_res.exit_status != 0:
-        st.gpu_error = GpuError(GpuErrorKind.UNKNOWN, f"nvidia-smi exited ({gpu_res.exit_status})")
+        exited = say(N_("nvidia-smi exited ({status})"), status=gpu_res.exit_status)
+        st.gpu_error = nvsmi.gpu_error(GpuErrorKind.UNKNOWN, exited)
     lines = stats_res.stdout.splitlines()
     if probes.APPS_MARK in lines:
         cut = lines.index(probes.APPS_MARK)
@@ -108,11 +116,9 @@ async def collect_status(hosts: Sequence[tuple[Host, float]], *, overall_timeout
             return await asyncio.wait_for(sample_host(host, rate), overall_timeout)
         except TimeoutError:
             await host.close()
+            late = say(N_("no answer within {seconds:g} s"), seconds=overall_timeout)
             return InstanceStatus(
-                name=host.name,
-                hourly_rate=rate,
-                error=f"no answer within {overall_timeout:g} s",
-                error_title="unreachable",
+                name=host.name, hourly_rate=rate, error=late.text, error_en=late.english, error_title="unreachable"
             )
 
     return list(await asyncio.gather(*(one(h, r) for h, r in hosts)))

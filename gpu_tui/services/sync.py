@@ -20,6 +20,7 @@ import asyncssh
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError, RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.syncplan import (
     DIRECTIONS,
     Direction,
@@ -79,7 +80,7 @@ class SyncJob:
 
 def check_direction(word: str) -> Direction:
     if word not in DIRECTIONS:
-        raise InputError(f"direction must be push or pull, got {word!r}")
+        raise InputError(_("direction must be push or pull, got {word!r}").format(word=word))
     return word
 
 
@@ -97,7 +98,8 @@ async def _sftp_home(host: Host) -> str:
         async with ssh_connection(host).start_sftp_client() as sftp:
             return str(await sftp.realpath("."))
     except (asyncssh.Error, OSError) as exc:
-        raise RemoteError(f"{host.name}: cannot find the remote home directory (no shell, no SFTP: {exc})") from None
+        raise RemoteError(_("{name}: cannot find the remote home directory (no shell, no SFTP: {error})").format(
+            name=host.name, error=exc)) from None
 
 
 async def resolve_paths(
@@ -129,10 +131,11 @@ async def plan_sync(
     way = check_direction(direction)
     local_dir, remote_dir, info = await resolve_paths(host, inst, local, remote, cwd=cwd)
     if way == "push" and not os.path.isdir(local_dir):
-        what = "is not a directory" if os.path.exists(local_dir) else "does not exist"
-        raise InputError(f"LOCAL {local_dir} {what}")
+        if os.path.exists(local_dir):
+            raise InputError(_("LOCAL {path} is not a directory").format(path=local_dir))
+        raise InputError(_("LOCAL {path} does not exist").format(path=local_dir))
     if way == "pull" and os.path.exists(local_dir) and not os.path.isdir(local_dir):
-        raise InputError(f"LOCAL {local_dir} is not a directory")
+        raise InputError(_("LOCAL {path} is not a directory").format(path=local_dir))
     method, why, exe = _choose(inst.name, info, transport, force_sftp)
     if method == "rsync":
         await _prepare_remote(host, inst.name, way, remote_dir, dry_run)
@@ -147,26 +150,27 @@ def _choose(
     if force_sftp:
         return "sftp", "--sftp", None
     if transport is None:
-        return "sftp", "rsync needs a config file for its transport", None
+        return "sftp", _("rsync needs a config file for its transport"), None
     exe = local_rsync()
     if exe is None:
-        return "sftp", "no rsync >= 3.1 on this machine", None
+        return "sftp", _("no rsync >= 3.1 on this machine"), None
     if info.rsync is None or info.rsync < MIN_REMOTE:
-        return "sftp", f"no rsync >= 3.0 on {name}", None
-    return "rsync", f"rsync {'.'.join(map(str, info.rsync))} on {name}", exe
+        return "sftp", _("no rsync >= 3.0 on {name}").format(name=name), None
+    return "rsync", _("rsync {version} on {name}").format(version=".".join(map(str, info.rsync)), name=name), exe
 
 
 async def _prepare_remote(host: Host, name: str, way: Direction, remote: str, dry_run: bool) -> None:
     if way == "pull":
         res = await host.run(f"test -d {quote(remote)}", timeout=30)
         if not res.ok:
-            raise InputError(f"{name}:{remote} is not a directory on the instance")
+            raise InputError(_("{name}:{path} is not a directory on the instance").format(name=name, path=remote))
         return
     if dry_run:
         return
     res = await host.run(f"mkdir -p -- {quote(remote)}", timeout=30)
     if not res.ok:
-        raise RemoteError(f"{name}: cannot create {remote}: {res.stderr.strip()[:200] or f'exit {res.exit_status}'}")
+        why = res.stderr.strip()[:200] or _("exit {status}").format(status=res.exit_status)
+        raise RemoteError(_("{name}: cannot create {path}: {error}").format(name=name, path=remote, error=why))
 
 
 class _Throttle:

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 
 from gpu_tui.core.errors import RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.syncplan import (
     RSYNC_PARTIAL_DIR,
     Direction,
@@ -89,7 +90,7 @@ def _reason(stderr: list[str], code: int) -> str:
     if ours:
         return ours[0].removeprefix("gpu-tui:").strip()
     theirs = [ln for ln in stderr if ln.startswith("rsync:") or ln.startswith("rsync error")]
-    text = (theirs or stderr or [f"exit {code}"])[0]
+    text = (theirs or stderr or [_("exit {status}").format(status=code)])[0]
     return text[:300]
 
 
@@ -170,10 +171,11 @@ async def run_rsync(
     finally:
         await _kill(process)
     if code != 0:
-        raise RemoteError(f"rsync failed (exit {code}): {_reason(list(stderr_lines), code)}")
+        raise RemoteError(_("rsync failed (exit {status}): {error}").format(
+            status=code, error=_reason(list(stderr_lines), code)))
     stats = parse_stats(stats_lines)
     if stats is None:
-        raise RemoteError("rsync ended without its --stats block")
+        raise RemoteError(_("rsync ended without its --stats block"))
     if dry_run:
         sent = stats.transferred_size
     else:

@@ -23,6 +23,7 @@ from typing import BinaryIO
 import asyncssh
 
 from gpu_tui.core.errors import ConnectionLost, GpuTuiError, InputError, RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.syncplan import (
     RSYNC_PARTIAL_DIR,
     Direction,
@@ -182,7 +183,7 @@ async def _transfer_all(
 
     try:
         async with asyncio.TaskGroup() as tg:
-            for _ in range(min(WORKERS, len(queue))):
+            for _worker in range(min(WORKERS, len(queue))):
                 tg.create_task(worker())
     except BaseExceptionGroup as group:
         first = group.exceptions[0]
@@ -209,17 +210,20 @@ async def run_sftp(
     try:
         sftp = await conn.start_sftp_client()
     except (asyncssh.Error, OSError) as exc:
-        raise RemoteError(f"{name}: no SFTP on the instance ({exc}); it needs rsync or SFTP for sync") from None
+        raise RemoteError(_("{name}: no SFTP on the instance ({error}); it needs rsync or SFTP for sync").format(
+            name=name, error=exc)) from None
     try:
         async with sftp:  # typed as if it could swallow an exception: the return is below
             summary = await _run(sftp, name, direction, local, remote, ex, on_progress, dry_run, bwlimit_kib, started)
     except asyncssh.SFTPError as exc:
         where = f"{name}:{remote}" if direction == "push" else local
-        raise RemoteError(f"{name}: SFTP: {exc.reason} (syncing {where})") from None
+        failed = _("{name}: SFTP: {error} (syncing {path})").format(name=name, error=exc.reason, path=where)
+        raise RemoteError(failed) from None
     except (asyncssh.ConnectionLost, asyncssh.DisconnectError, BrokenPipeError, ConnectionResetError) as exc:
-        raise ConnectionLost(f"{name}: connection lost during sync ({exc})") from None
+        raise ConnectionLost(_("{name}: connection lost during sync ({error})").format(name=name, error=exc)) from None
     except OSError as exc:
-        raise GpuTuiError(f"local {exc.filename or local}: {exc.strerror or exc}") from None
+        failed = _("local {path}: {error}").format(path=exc.filename or local, error=exc.strerror or exc)
+        raise GpuTuiError(failed) from None
     return summary
 
 
@@ -240,12 +244,12 @@ async def _run(
         if await sftp.isdir(remote):
             dst = await remote_tree(sftp, remote, ex)
         elif await sftp.exists(remote):
-            raise InputError(f"{name}:{remote} exists and is not a directory")
+            raise InputError(_("{name}:{path} exists and is not a directory").format(name=name, path=remote))
         else:
             dst = Tree()
     else:
         if not await sftp.isdir(remote):
-            raise InputError(f"{name}:{remote} is not a directory on the instance")
+            raise InputError(_("{name}:{path} is not a directory on the instance").format(name=name, path=remote))
         src = await remote_tree(sftp, remote, ex)
         dst = await asyncio.to_thread(local_tree, local, ex) if os.path.isdir(local) else Tree()
     plan = [
@@ -255,7 +259,7 @@ async def _run(
             f.size, f.mtime, *((dst.files[rel].size, dst.files[rel].mtime) if rel in dst.files else (None, None))
         )
     ]
-    total = sum(f.size for f, _ in plan)
+    total = sum(f.size for f, _partial in plan)
     if dry_run:
         return SyncSummary(
             direction, "sftp", local, remote, len(plan), total, time.monotonic() - started, True, src.links

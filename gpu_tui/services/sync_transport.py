@@ -24,6 +24,7 @@ from pydantic import SecretStr
 
 from gpu_tui.config.secrets import env_var_name
 from gpu_tui.core.errors import ConnectionLost, RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.ssh import SshHost
 
@@ -37,7 +38,7 @@ CHUNK = 256 * 1024
 def ssh_connection(host: Host) -> asyncssh.SSHClientConnection:
     """The live asyncssh connection of an SshHost (raw channels and SFTP need it)."""
     if not isinstance(host, SshHost):
-        raise RemoteError(f"{host.name}: sync needs an SSH instance")
+        raise RemoteError(_("{name}: sync needs an SSH instance").format(name=host.name))
     return host.connection()
 
 

@@ -27,6 +27,7 @@ from gpu_tui.ui.screens.localise import styled, translate_bindings
 __all__ = ["RunJobScreen"]
 
 NO_ENV = N_("(no conda env)")
+_LOADING, _UNREADABLE, _NO_CONDA = "\x00loading", "\x00unreadable", "\x00no-conda"
 """The env picker's value for no env (shown translated)."""
 
 
@@ -79,14 +80,16 @@ class RunJobScreen(ModalScreen[JobRequest | None]):
     @work(exclusive=True, group="envs", exit_on_error=False)
     async def load_envs(self) -> None:
         select = self.query_one("#env", Select)
-        select.set_options([(_("loading conda environments…"), NO_ENV)])
+        # each state its own value: a Select keeps showing its old label when set_options leaves
+        # the value as it was (the picker said "loading…" after the envs had come)
+        select.set_options([(_("loading conda environments…"), _LOADING)])
         try:
             install = await self._load_envs()
         except GpuTuiError as exc:
-            select.set_options([(f"{_(NO_ENV)}: {_(exc.title)}", NO_ENV)])
+            select.set_options([(f"{_(NO_ENV)}: {exc.shown_title}", _UNREADABLE)])
             return
         if install is None:
-            select.set_options([(_("(no conda env): no conda on the instance"), NO_ENV)])
+            select.set_options([(_("(no conda env): no conda on the instance"), _NO_CONDA)])
             return
         self._envs = dict(install.envs)
         select.set_options([(_(NO_ENV), NO_ENV)] + [(name, name) for name in sorted(self._envs)])
@@ -94,7 +97,7 @@ class RunJobScreen(ModalScreen[JobRequest | None]):
 
     def _request(self) -> JobRequest:
         env = self.query_one("#env", Select).value
-        env_name = env if isinstance(env, str) and env != NO_ENV else None
+        env_name = env if isinstance(env, str) and env in self._envs else None
         return JobRequest(
             id=new_job_id(),
             command=self.query_one("#command", Input).value,
