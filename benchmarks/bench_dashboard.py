@@ -31,11 +31,18 @@ Figures:
    (``NN%``) on screen; p50 over ``--cold-runs`` fresh dashboard processes (the demo servers
    and the tmux server stay up; Python's files are in the page cache after the first run).
 
+The dashboard speaks ``--lang`` (default en); a comma-separated list runs the load phase once
+per entry, in that order, each with fresh servers and the same window, so languages are
+compared on the same machine state (``--lang en,zh-CN,en,zh-CN`` interleaves them); the load
+average is printed at each window's start and end. The screen is read in the language shown
+(the table's header, the state word, ``N/N online``), from the shipped catalog.
+
 This is a measurement script, not a test: it prints figures and asserts nothing about time.
 Needs tmux. Run from the repository root::
 
     .venv/bin/python benchmarks/bench_dashboard.py --quick       # smoke: ~40 s
     .venv/bin/python benchmarks/bench_dashboard.py               # 60 s window, ~2 min
+    .venv/bin/python benchmarks/bench_dashboard.py --skip-cold --lang en,zh-CN,en,zh-CN
 
 Isolation: the dashboard gets HOME, XDG_CONFIG_HOME / XDG_DATA_HOME / XDG_STATE_HOME /
 XDG_CACHE_HOME in a temporary directory (its known_hosts, log and ssh config live there; the
@@ -65,6 +72,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +91,32 @@ TEMP_PREFIX = "gpu-tui-bench-dash-"
 
 def instance_names(n: int, prefix: str) -> list[str]:
     return [f"{prefix}{i:02d}" for i in range(n)]
+
+
+@dataclass(frozen=True)
+class Words:
+    """What the benchmark looks for on screen, in the dashboard's language (its shipped catalog)."""
+
+    lang: str
+    header: str
+    """The instance table's first header word: the first paint."""
+    online: str
+    fleet_online: str
+    """`{online}/{total} online`, to be formatted."""
+
+    @classmethod
+    def of(cls, lang: str) -> Words:
+        from gpu_tui.config.language import catalog
+        from gpu_tui.core.i18n import normalise_language
+
+        language = normalise_language(lang)
+        if language is None:
+            raise SystemExit(f"bench_dashboard: unknown language {lang!r}")
+        t = catalog(language).gettext
+        return cls(language, t("Instance"), t("online"), t("{online}/{total} online"))
+
+    def all_online(self, n: int) -> str:
+        return self.fleet_online.format(online=n, total=n)
 
 
 # ------------------------------------------------------------------------------ the server process
@@ -252,8 +286,8 @@ class Harness:
         return int(self.tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip())
 
     # ----- servers
-    def start_servers(self, n: int, prefix: str, seed: int) -> tuple[Path, subprocess.Popen[str]]:
-        work = self.dir / f"fleet-{prefix.rstrip('-')}-{n}"
+    def start_servers(self, n: int, prefix: str, seed: int, tag: str = "") -> tuple[Path, subprocess.Popen[str]]:
+        work = self.dir / f"fleet-{prefix.rstrip('-')}-{n}{tag}"
         work.mkdir()
         err_file = open(work / "servers.err", "w")
         p = subprocess.Popen(
@@ -288,7 +322,7 @@ class Harness:
             p.stdout.close()
 
     # ----- the dashboard
-    def wrapper(self, work: Path, profile_out: Path | None) -> Path:
+    def wrapper(self, work: Path, profile_out: Path | None, lang: str = "en") -> Path:
         """A script that sources the passwords and execs the dashboard (so pane pid = its pid)."""
         python = Path(sys.executable)
         gpu_tui = python.with_name("gpu-tui")  # the console script next to this interpreter
@@ -296,11 +330,11 @@ class Harness:
             raise RuntimeError(f"no {gpu_tui}: run this with the venv's python (pip install -e .)")
         q = shlex.quote
         cfg = work / "config.toml"
+        options = f"--lang {q(lang)} --config {q(str(cfg))}"
         if profile_out is None:
-            cmd = f"exec {q(str(gpu_tui))} --config {q(str(cfg))}"
+            cmd = f"exec {q(str(gpu_tui))} {options}"
         else:
-            cmd = (f"exec {q(str(python))} -m cProfile -o {q(str(profile_out))} "
-                   f"{q(str(gpu_tui))} --config {q(str(cfg))}")
+            cmd = f"exec {q(str(python))} -m cProfile -o {q(str(profile_out))} {q(str(gpu_tui))} {options}"
         script = work / ("run-profiled.sh" if profile_out else "run.sh")
         script.write_text(
             "#!/bin/sh\n"
@@ -368,9 +402,10 @@ def read_status(work: Path) -> dict[str, dict[str, int]]:
         return {}
 
 
-def row_has_data(screen: str, name: str) -> bool:
-    """The instance's table row shows a utilisation: `NAME  online  8  93%  ...`."""
-    return re.search(rf"^\s*{re.escape(name)}\s+online\s+\d+\s+\d+%", screen, re.M) is not None
+def row_has_data(screen: str, name: str, online: str = "online") -> bool:
+    """The instance's table row shows a utilisation: `NAME  online  8  93%  ...` (`online` in the
+    dashboard's language)."""
+    return re.search(rf"^\s*{re.escape(name)}\s+{re.escape(online)}\s+\d+\s+\d+%", screen, re.M) is not None
 
 
 def selected_in_panel(screen: str) -> str | None:
@@ -393,11 +428,11 @@ def wait_until(pred: Any, timeout: float, what: str, h: Harness, session: str, e
 # ------------------------------------------------------------------------------ phases
 
 
-def phase_cold(h: Harness, args: argparse.Namespace) -> dict[str, Any]:
+def phase_cold(h: Harness, args: argparse.Namespace, words: Words) -> dict[str, Any]:
     n = args.cold_instances
     names = instance_names(n, "cold-")
     work, server = h.start_servers(n, "cold-", args.seed)
-    script = h.wrapper(work, None)
+    script = h.wrapper(work, None, words.lang)
     runs: list[dict[str, Any]] = []
     try:
         for run in range(args.cold_runs):
@@ -412,9 +447,9 @@ def phase_cold(h: Harness, args: argparse.Namespace) -> dict[str, Any]:
                     screen = h.capture(session)
                     t = time.monotonic()
                     polls += 1
-                    if first_screen is None and "Instance" in screen:  # the table's header: first paint
+                    if first_screen is None and words.header in screen:  # the table's header: first paint
                         first_screen = t - t0
-                    ok = [row_has_data(screen, nm) for nm in names]
+                    ok = [row_has_data(screen, nm, words.online) for nm in names]
                     if first_row is None and any(ok):
                         first_row = t - t0
                     if all(ok):
@@ -442,6 +477,7 @@ def phase_cold(h: Harness, args: argparse.Namespace) -> dict[str, Any]:
         h.stop_server(server)
     alls = [r["all_rows_s"] for r in runs]
     return {
+        "lang": words.lang,
         "instances": n,
         "runs": runs,
         "all_rows_s_p50": round(pct(alls, 50), 3),
@@ -454,16 +490,16 @@ def phase_cold(h: Harness, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def phase_load(h: Harness, args: argparse.Namespace) -> dict[str, Any]:
+def phase_load(h: Harness, args: argparse.Namespace, words: Words, run: int = 0) -> dict[str, Any]:
     n = args.instances
     names = instance_names(n, "h100x8-")
-    work, server = h.start_servers(n, "h100x8-", args.seed)
-    prof_out = Path(args.profile).resolve() if args.profile else None
+    work, server = h.start_servers(n, "h100x8-", args.seed, tag=f"-{run}")
+    prof_out = Path(args.profile).resolve() if args.profile and run == 0 else None
     prof_tmp = h.dir / "dashboard.prof" if prof_out else None
-    script = h.wrapper(work, prof_tmp)
-    session = "load"
+    script = h.wrapper(work, prof_tmp, words.lang)
+    session = f"load{run}"
     pid = None
-    out: dict[str, Any] = {"instances": n, "gpus_per_instance": 8, "profiled": bool(prof_out)}
+    out: dict[str, Any] = {"lang": words.lang, "instances": n, "gpus_per_instance": 8, "profiled": bool(prof_out)}
     try:
         t0 = h.start_dashboard(session, script)
         pid = h.dashboard_pid(session)
@@ -474,8 +510,8 @@ def phase_load(h: Harness, args: argparse.Namespace) -> dict[str, Any]:
 
         wait_until(all_streaming, args.warmup_timeout, f"all {n} GPU streams", h, session)
         out["all_streaming_s"] = round(time.monotonic() - t0, 2)
-        wait_until(lambda: f"{n}/{n} online" in h.capture(session), 30, f"{n}/{n} online", h, session)
-        print(f"# load: {n} instances x 8 GPUs streaming after {out['all_streaming_s']:.1f} s; "
+        wait_until(lambda: words.all_online(n) in h.capture(session), 30, words.all_online(n), h, session)
+        print(f"# load [{words.lang}]: {n} instances x 8 GPUs streaming after {out['all_streaming_s']:.1f} s; "
               f"warm-up {args.warmup:g} s, then a {args.seconds:g} s window ...", flush=True)
         time.sleep(args.warmup)
 
@@ -484,9 +520,11 @@ def phase_load(h: Harness, args: argparse.Namespace) -> dict[str, Any]:
         st0, srv0, mach0 = read_status(work), proc_cpu_ticks(server.pid), machine_cpu()
         tmx0, io0 = proc_cpu_ticks(tmux_pid), proc_wchar(pid)
         rss0, _ = proc_mem_mib(pid)
+        load0 = os.getloadavg()[0]
         cpu0, w0 = proc_cpu_ticks(pid), time.monotonic()
         time.sleep(args.seconds)
         cpu1, w1 = proc_cpu_ticks(pid), time.monotonic()
+        load1 = os.getloadavg()[0]
         tmx1, io1 = proc_cpu_ticks(tmux_pid), proc_wchar(pid)
         st1, srv1, mach1 = read_status(work), proc_cpu_ticks(server.pid), machine_cpu()
         rss, hwm = proc_mem_mib(pid)
@@ -495,6 +533,8 @@ def phase_load(h: Harness, args: argparse.Namespace) -> dict[str, Any]:
         per_host = [st1[k]["frames"] - st0[k]["frames"] for k in st1]
         execs = sum(st1[k]["execs"] - st0[k]["execs"] for k in st1)
         out.update(
+            loadavg_window_start=round(load0, 2),
+            loadavg_window_end=round(load1, 2),
             window_s=round(window, 2),
             cpu_s=round((cpu1 - cpu0) / CLK_TCK, 2),
             cpu_pct_of_core=round(100 * (cpu1 - cpu0) / CLK_TCK / window, 2),
@@ -517,7 +557,7 @@ def phase_load(h: Harness, args: argparse.Namespace) -> dict[str, Any]:
         )
         print(f"#   CPU {out['cpu_pct_of_core']:.2f}% of a core, RSS {rss:.1f} MiB "
               f"(servers {out['servers_cpu_pct_of_core']}%, machine busy {out['machine_busy_pct']}%, "
-              f"frames {frames}/{out['frames_expected']})", flush=True)
+              f"frames {frames}/{out['frames_expected']}, load average {load0:.2f} -> {load1:.2f})", flush=True)
 
         # ----- key press to repaint, same load
         print(f"# key to repaint: {args.key_samples} presses of j/k ...", flush=True)
@@ -609,14 +649,15 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-def report(info: dict[str, Any], load: dict[str, Any] | None, cold: dict[str, Any] | None) -> list[str]:
+def report(info: dict[str, Any], loads: list[dict[str, Any]], cold: dict[str, Any] | None) -> list[str]:
     lines = []
-    if load:
+    for load in loads:
         ok = lambda c: "ok" if c else "MISSED"  # noqa: E731
         lines += [
-            f"load: {load['instances']} instances x {load['gpus_per_instance']} GPUs at 1 Hz, "
+            f"load [{load['lang']}]: {load['instances']} instances x {load['gpus_per_instance']} GPUs at 1 Hz, "
             f"window {load['window_s']:.1f} s after {load['all_streaming_s']:.1f} s to stream + warm-up"
-            + ("  [under cProfile: inflated]" if load["profiled"] else ""),
+            + ("  [under cProfile: inflated]" if load["profiled"] else "")
+            + f"; load average {load['loadavg_window_start']:.2f} -> {load['loadavg_window_end']:.2f}",
             f"  dashboard CPU   {load['cpu_pct_of_core']:6.2f} % of one core   (target < 6 %: "
             f"{ok(load['cpu_pct_of_core'] < 6)})",
             f"  dashboard RSS   {load['rss_mib']:6.1f} MiB (peak {load['rss_hwm_mib']:.1f}, "
@@ -640,10 +681,17 @@ def report(info: dict[str, Any], load: dict[str, Any] | None, cold: dict[str, An
         ]
         if load.get("profiled"):
             lines.append(f"  profile: {load.get('profile')}")
+    if len({load["lang"] for load in loads}) > 1:
+        by_lang: dict[str, list[float]] = {}
+        for load in loads:
+            by_lang.setdefault(load["lang"], []).append(load["cpu_pct_of_core"])
+        lines.append("dashboard CPU by language (% of one core, each window): " + "; ".join(
+            f"{lang} {', '.join(f'{v:.2f}' for v in values)} (mean {statistics.mean(values):.2f})"
+            for lang, values in by_lang.items()))
     if cold:
         runs = ", ".join(f"{r['all_rows_s']:.2f}" for r in cold["runs"])
         lines += [
-            f"cold start to first data, {cold['instances']} loopback instances x 8 GPUs: p50 "
+            f"cold start to first data [{cold['lang']}], {cold['instances']} loopback instances x 8 GPUs: p50 "
             f"{cold['all_rows_s_p50']:.2f} s until every row shows a utilisation "
             f"(runs: {runs} s; first paint p50 {cold['first_screen_s_p50']:.2f} s, first row p50 "
             f"{cold['first_row_s_p50']:.2f} s; poll {cold['poll_ms_mean']} ms; "
@@ -683,6 +731,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", metavar="PATH",
                     help="run the load dashboard under cProfile and write the stats here (inflates its CPU)")
     ap.add_argument("--seed", type=int, default=0, help="demo fleet seed")
+    ap.add_argument("--lang", default="en",
+                    help="the dashboard's language (en, zh-CN); comma-separated: one load phase per entry, in "
+                         "this order (en,zh-CN,en,zh-CN interleaves); the cold start uses the first")
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = ap.parse_args(argv)
     args.seconds = args.seconds if args.seconds is not None else (15.0 if args.quick else 60.0)
@@ -691,6 +742,9 @@ def main(argv: list[str] | None = None) -> int:
     args.cold_runs = args.cold_runs if args.cold_runs is not None else (2 if args.quick else 5)
     if not 2 <= args.instances <= 64 or not 1 <= args.cold_instances <= 64:
         ap.error("--instances must be 2..64 and --cold-instances 1..64")
+    languages = [Words.of(lang) for lang in args.lang.split(",") if lang.strip()]
+    if not languages:
+        ap.error("--lang needs a language")
     if shutil.which("tmux") is None:
         print("bench_dashboard: needs tmux", file=sys.stderr)
         return 2
@@ -708,14 +762,16 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)  # also when started with SIGINT ignored (a background job)
     h = Harness()
-    load = cold = None
+    loads: list[dict[str, Any]] = []
+    cold = None
     try:
         h.start_tmux()
         if not args.skip_cold:
             print(f"# cold start: {args.cold_runs} runs, {args.cold_instances} instances ...", flush=True)
-            cold = phase_cold(h, args)
+            cold = phase_cold(h, args, languages[0])
         if not args.skip_load:
-            load = phase_load(h, args)
+            for run, words in enumerate(languages):
+                loads.append(phase_load(h, args, words, run))
     except KeyboardInterrupt:
         print("# interrupted: tmux, servers and temp dir removed; nothing reported", file=sys.stderr)
         return 130
@@ -726,13 +782,13 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     info["loadavg_end"] = os.getloadavg()[0]
     print()
-    print("\n".join(report(info, load, cold)))
+    print("\n".join(report(info, loads, cold)))
     print(f"# load average at end {info['loadavg_end']:.2f}")
     if args.json:
         doc = {"benchmark": "bench_dashboard", "machine": info,
                "settings": {"seconds": args.seconds, "warmup": args.warmup, "terminal": f"{COLS}x{ROWS}",
                             "hz": 1.0, "profile": PROFILE_BASE},
-               "load": load, "cold": cold}
+               "load": loads[0] if loads else None, "loads": loads, "cold": cold}
         Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
         print(f"# figures written to {args.json}")
     return 0

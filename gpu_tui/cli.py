@@ -31,7 +31,7 @@ from gpu_tui.config.logsetup import setup_logging
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings, load_settings
 from gpu_tui.core.errors import ConfigError, GpuTuiError, InputError
-from gpu_tui.core.i18n import _, resolve_language
+from gpu_tui.core.i18n import _, active_language, resolve_language
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
@@ -124,7 +124,7 @@ def _dashboard(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
     else:
         source = config_source(settings, paths)
     while True:
-        choice = build_app(source, settings).run()
+        choice = build_app(source, settings, language=active_language()).run()
         if choice == "demo":
             source = demo_source()
         elif choice == "local":

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpu_tui.core.i18n import N_
+
 __all__ = ["ACTIONS", "ACTION_IDS", "Action", "action", "key_label"]
 
 
@@ -20,32 +22,32 @@ class Action:
     key: str
     """The default key, in Textual's names (`question_mark`, `dollar_sign`, `S`)."""
     label: str
-    """Short, for the footer and the palette."""
+    """Short, for the footer and the palette (English, marked: `_()` it where shown)."""
     help: str
-    """One line for the help screen."""
+    """One line for the help screen (English, marked: `_()` it where shown)."""
     show: bool = True
     """In the footer (hidden ones are still bound, listed in help and the palette)."""
 
 
 # In the order the footer shows them: at 80 columns only the first few fit.
 ACTIONS: tuple[Action, ...] = (
-    Action("quit", "q", "Quit", "quit (asks while instances still bill)"),
-    Action("help", "question_mark", "Help", "every key"),
-    Action("shutdown", "S", "Shut down", "shut this instance down, verified"),
-    Action("run_job", "r", "Run", "run a job on the selected instance"),
-    Action("logs", "l", "Logs", "the newest job: log, loss curve, ETA"),
-    Action("stop_job", "x", "Stop job", "stop the running job (asks first)"),
-    Action("cost", "dollar_sign", "Cost", "cost: today, week, month, all time"),
-    Action("check", "c", "Check", "check driver, CUDA, conda, torch, disks"),
-    Action("conda", "e", "Conda", "conda envs: create, install, remove"),
-    Action("sync", "y", "Sync", "push or pull the sync directories"),
-    Action("shell", "t", "Shell", "a shell on the instance"),
-    Action("detail", "enter", "Detail", "this instance's GPUs, larger charts"),
-    Action("add", "a", "Add", "add an instance (paste its login)"),
-    Action("edit", "i", "Edit", "edit this instance's settings"),
-    Action("shutdown_all", "Q", "Shut all+quit", "shut every billing one down, quit"),
-    Action("trust_key", "K", "Trust key", "trust an unknown or changed host key"),
-    Action("reconnect", "R", "Reconnect", "reconnect now (or type the password)"),
+    Action("quit", "q", N_("Quit"), N_("quit (asks while instances still bill)")),
+    Action("help", "question_mark", N_("Help"), N_("every key")),
+    Action("shutdown", "S", N_("Shut down"), N_("shut this instance down, verified")),
+    Action("run_job", "r", N_("Run"), N_("run a job on the selected instance")),
+    Action("logs", "l", N_("Logs"), N_("the newest job: log, loss curve, ETA")),
+    Action("stop_job", "x", N_("Stop job"), N_("stop the running job (asks first)")),
+    Action("cost", "dollar_sign", N_("Cost"), N_("cost: today, week, month, all time")),
+    Action("check", "c", N_("Check"), N_("check driver, CUDA, conda, torch, disks")),
+    Action("conda", "e", N_("Conda"), N_("conda envs: create, install, remove")),
+    Action("sync", "y", N_("Sync"), N_("push or pull the sync directories")),
+    Action("shell", "t", N_("Shell"), N_("a shell on the instance")),
+    Action("detail", "enter", N_("Detail"), N_("this instance's GPUs, larger charts")),
+    Action("add", "a", N_("Add"), N_("add an instance (paste its login)")),
+    Action("edit", "i", N_("Edit"), N_("edit this instance's settings")),
+    Action("shutdown_all", "Q", N_("Shut all+quit"), N_("shut every billing one down, quit")),
+    Action("trust_key", "K", N_("Trust key"), N_("trust an unknown or changed host key")),
+    Action("reconnect", "R", N_("Reconnect"), N_("reconnect now (or type the password)")),
 )
 
 ACTION_IDS: tuple[str, ...] = tuple(a.id for a in ACTIONS)

@@ -15,11 +15,14 @@ from collections.abc import Callable, Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
+from textual.command import CommandPalette
 from textual.screen import Screen
 from textual.worker import Worker, WorkerCancelled, WorkerState
 
 from gpu_tui.core.errors import error_line
+from gpu_tui.core.i18n import _
 from gpu_tui.services.fleet import Fleet
+from gpu_tui.ui.bindings import system_command, translate_bindings
 from gpu_tui.ui.dashboard import DashboardScreen
 from gpu_tui.ui.screens import WelcomeScreen
 from gpu_tui.ui.screens.add import AddInstanceScreen
@@ -46,6 +49,7 @@ class GpuTuiApp(App[str | None]):
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__()
+        translate_bindings(self)  # ctrl+q, and the footer's palette key
         self.source = source
         self.clock = clock
         self.fleet: Fleet | None = None
@@ -93,7 +97,7 @@ class GpuTuiApp(App[str | None]):
         if event.state is WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error
             log.error("worker %s failed", event.worker.name, exc_info=err)
-            self.notify(f"{event.worker.name}: {error_line(err)}", title="internal error",
+            self.notify(f"{event.worker.name}: {error_line(err)}", title=_("internal error"),
                         severity="error", markup=False)
 
     async def action_quit(self) -> None:
@@ -106,9 +110,13 @@ class GpuTuiApp(App[str | None]):
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The command palette (ctrl+p): Textual's own commands, then on the dashboard every
         action possible right now, with the key that runs it."""
-        yield from super().get_system_commands(screen)
+        yield from (system_command(c) for c in super().get_system_commands(screen))
         if screen is self.dashboard:
             yield from self.dashboard.palette_commands()
+
+    def action_command_palette(self) -> None:
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
+            self.push_screen(CommandPalette(placeholder=_("Search for commands…"), id="--command-palette"))
 
     # ----- the welcome screen (nothing configured yet)
     def _welcome_done(self, choice: str | None) -> None:

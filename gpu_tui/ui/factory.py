@@ -13,10 +13,12 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from gpu_tui.config.atomicfile import SECRET_MODE, write_atomic
+from gpu_tui.config.language import apply_language
 from gpu_tui.config.logsetup import redact
 from gpu_tui.config.paths import Paths, default_config_path
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
+from gpu_tui.core.i18n import resolve_language
 from gpu_tui.remote.local import LocalHost
 from gpu_tui.services.autodl_api import TOKEN_NAME, fetch_balance
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
@@ -129,7 +131,17 @@ def local_source(settings: Settings | None = None) -> FleetSource:
 
 
 def build_app(
-    source: FleetSource, settings: Settings | None = None, *, clock: Callable[[], float] = time.time
+    source: FleetSource,
+    settings: Settings | None = None,
+    *,
+    clock: Callable[[], float] = time.time,
+    language: str | None = None,
 ) -> GpuTuiApp:
+    """The dashboard on `source`, speaking `language` (one of i18n.LANGUAGES: the CLI passes the
+    one it resolved from --lang and the rest); without it, GPU_TUI_LANG, then
+    settings.language, then the locale decide. The language is applied before the app is
+    made: its bindings and the table's header are translated once, when they are built."""
+    chosen = language or resolve_language(None, os.environ, settings.settings.language if settings else "auto")
+    apply_language(chosen)
     keys = dict(settings.keys) if settings else {}
     return GpuTuiApp(source, keys=keys, clock=clock)

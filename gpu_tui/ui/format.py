@@ -4,8 +4,11 @@ Numbers are spelled by core.units (the CLI prints the same); this module adds st
 
 from __future__ import annotations
 
+import string
+
 from rich.text import Text
 
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.models import GpuSample
 from gpu_tui.core.spark import sparkline
@@ -15,7 +18,13 @@ from gpu_tui.services.fleet import InstanceView
 
 __all__ = [
     "STATE_STYLE",
+    "STATE_WORDS",
+    "JOB_WORDS",
+    "in_context",
+    "state_word",
+    "job_word",
     "state_text",
+    "text_parts",
     "gpu_row",
     "gpu_tail",
     "spark_width",
@@ -43,11 +52,67 @@ STATE_STYLE = {
 }
 
 
+STATE_WORDS = {
+    "online": N_("online"),
+    "connecting": N_("connecting"),
+    "offline": N_("offline"),
+    "auth failed": N_("auth failed"),
+    "host key changed": N_("host key changed"),
+    "unknown host key": N_("unknown host key"),
+    "gpu error": N_("gpu error"),
+    "stopped": N_("instance|stopped"),  # shut down (已关机), not a job's `stopped` (已停止)
+}
+"""An instance's state word as shown; the English words stay what code compares and JSON holds."""
+
+JOB_WORDS = {
+    "running": N_("running"),
+    "succeeded": N_("succeeded"),
+    "failed": N_("failed"),
+    "stopped": N_("stopped"),
+}
+
+
+def in_context(marked: str) -> str:
+    """`_` for a word English uses in two senses, marked `context|word`: its translation, or
+    the word after the `|` where there is none (English)."""
+    text = _(marked)
+    return text.rpartition("|")[2] if text == marked else text
+
+
+def state_word(state: str) -> str:
+    """An instance's state (an English state word) in the language in force."""
+    marked = STATE_WORDS.get(state)
+    return state if marked is None else in_context(marked)
+
+
+def job_word(state: str) -> str:
+    """A job's state (`running`, `succeeded`, `failed`, `stopped`) in the language in force."""
+    marked = JOB_WORDS.get(state)
+    return state if marked is None else _(marked)
+
+
+Part = str | tuple[str, str]
+
+
+def text_parts(template: str, **values: Part) -> list[Part]:
+    """A translated `template`'s pieces for `Text.assemble`, each `{field}` by its value, a
+    `(text, style)` value keeping its style: the translation may put the fields in any order
+    and the bold name stays bold. Values enter as plain text, never markup."""
+    parts: list[Part] = []
+    for literal, field, _spec, _conversion in string.Formatter().parse(template):
+        if literal:
+            parts.append(literal)
+        if field is not None:
+            parts.append(values[field])
+    return parts
+
+
 def state_text(view: InstanceView, now: float) -> Text:
     word = view.shown_state
-    label = word
     if word == "offline" and view.retry_at is not None:
-        label = f"offline {format_duration_s(view.retry_at - now)}"
+        label = _("offline {countdown}").format(countdown=format_duration_s(view.retry_at - now))
+    else:
+        label = state_word(word)
     return Text(label, style=STATE_STYLE.get(word, ""))
 
 
@@ -112,7 +177,7 @@ def job_line(job: JobInfo) -> Text:
     """`▶ train  running  45%  loss 0.523  ETA 12m05s` (remote text enters as plain text)."""
     t = job_mark(job, percent=False)
     t.append(f" {printable(job.name or job.id)}", style="bold")
-    t.append(f"  {job.state}")
+    t.append(f"  {job_word(job.state)}")
     if job.state == "running" and job.progress_percent is not None:
         t.append(f"  {format_percent(job.progress_percent)}")
     if job.last_loss is not None:

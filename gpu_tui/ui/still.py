@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from textual.app import App
+from textual.widgets import Input
 
 from gpu_tui.ui.dashboard import DashboardScreen
 
@@ -36,6 +37,9 @@ async def settle(app: App[Any], *, timeout: float = 20.0) -> None:
             raise TimeoutError("the dashboard did not settle")
         await asyncio.sleep(0.05)
     app.workers.cancel_all()
+    for screen in app.screen_stack:  # a blinking cursor is drawn or not by the clock
+        for field in screen.query(Input):
+            field.cursor_blink = False
     await asyncio.sleep(0.1)
     for v in fleet.views.values():
         if v.frame is not None:

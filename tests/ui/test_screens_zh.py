@@ -51,7 +51,8 @@ FIXED_CLOCK = 1_796_000_000.0
 
 
 @pytest.fixture(autouse=True)
-def zh() -> Iterator[None]:
+def zh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("GPU_TUI_LANG", "zh-CN")  # what build_app reads
     with i18n.using(catalog("zh-CN"), "zh-CN"):
         yield
 

@@ -39,6 +39,10 @@ class DashboardContext(Protocol):
 
     def selected(self) -> InstanceView | None: ...
 
+    def key_for(self, action_id: str) -> str:
+        """The key that runs the action (the user's remap, else the default), in Textual's names."""
+        ...
+
     def notify(
         self,
         message: str,

@@ -10,6 +10,7 @@ from pydantic import SecretStr
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.dashboard.context import DashboardContext
 from gpu_tui.ui.screens import PasswordAnswer, PasswordScreen, TrustKeyScreen
@@ -20,6 +21,7 @@ __all__ = ["HOST_KEY_STATES", "RETRY_STATES", "add", "edit", "reconnect", "trust
 
 HOST_KEY_STATES = ("host key changed", "unknown host key")
 RETRY_STATES = ("offline", "auth failed", "connecting", "stopped")
+SAVED = {"added": N_("added {name} in {path}"), "updated": N_("updated {name} in {path}")}
 
 
 def add(ctx: DashboardContext) -> None:
@@ -33,9 +35,10 @@ def add(ctx: DashboardContext) -> None:
             return
         fleet.add(result.config, result.host)
         ctx.repaint(result.config.name)
-        ctx.notify(f"{result.how} {result.config.name} in {ctx.source.config_path}", markup=False)
+        said = _(SAVED.get(result.how, SAVED["updated"]))
+        ctx.notify(said.format(name=result.config.name, path=ctx.source.config_path), markup=False)
         if result.warning:
-            ctx.notify(result.warning, title="keyring", severity="warning", timeout=10, markup=False)
+            ctx.notify(result.warning, title=_("keyring"), severity="warning", timeout=10, markup=False)
 
     ctx.push(AddInstanceScreen(opened.onboarder), added)
 
@@ -53,7 +56,7 @@ def edit(ctx: DashboardContext, view: InstanceView) -> None:
         host = await asyncio.to_thread(make_host, inst)
         fleet.add(inst, host)
         ctx.repaint(inst.name)
-        ctx.notify(f"saved {inst.name} in {ctx.source.config_path}", markup=False)
+        ctx.notify(_("saved {name} in {path}").format(name=inst.name, path=ctx.source.config_path), markup=False)
 
     def edited(inst: InstanceConfig | None) -> None:
         if inst is not None:
@@ -73,7 +76,7 @@ def reconnect(ctx: DashboardContext, view: InstanceView) -> None:
         fleet.watch_again(view.name)
     else:
         fleet.retry(view.name)
-    ctx.notify(f"reconnecting {view.name}…", markup=False)
+    ctx.notify(_("reconnecting {name}…").format(name=view.name), markup=False)
 
 
 def _ask_password(ctx: DashboardContext, view: InstanceView) -> None:
@@ -89,7 +92,7 @@ def _ask_password(ctx: DashboardContext, view: InstanceView) -> None:
             return
         use(name, answer.password)
         fleet.retry(name)
-        ctx.notify(f"connecting to {name} with the password you typed", markup=False)
+        ctx.notify(_("connecting to {name} with the password you typed").format(name=name), markup=False)
         if answer.save and save is not None:
             ctx.start(_save_password(ctx, save, name, answer.password), group="save-password")
 
@@ -103,10 +106,10 @@ async def _save_password(
     try:
         await asyncio.to_thread(save, name, password)
     except GpuTuiError as exc:
-        ctx.notify(f"{exc} (kept in memory for this session)", title=exc.title, severity="warning",
-                   timeout=10, markup=False)
+        ctx.notify(_("{error} (kept in memory for this session)").format(error=exc), title=_(exc.title),
+                   severity="warning", timeout=10, markup=False)
     else:
-        ctx.notify(f"password for {name} saved in the keyring", markup=False)
+        ctx.notify(_("password for {name} saved in the keyring").format(name=name), markup=False)
 
 
 def trust_key(ctx: DashboardContext, view: InstanceView) -> None:
@@ -121,6 +124,6 @@ def trust_key(ctx: DashboardContext, view: InstanceView) -> None:
         if trusted and opened is not None and fleet is not None:
             opened.trust(name, key_line)
             fleet.retry(name)
-            ctx.notify(f"trusted the key of {name}; connecting", markup=False)
+            ctx.notify(_("trusted the key of {name}; connecting").format(name=name), markup=False)
 
     ctx.push(TrustKeyScreen(name, address, view.fingerprint, changed), done)

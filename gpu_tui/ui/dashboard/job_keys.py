@@ -9,12 +9,14 @@ from rich.text import Text
 from textual.notifications import SeverityLevel
 
 from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo, JobRequest
 from gpu_tui.core.text import printable
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.conda import CondaInstall, conda_envs
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.dashboard.context import DashboardContext
+from gpu_tui.ui.format import job_word, text_parts
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.job_log import JobLogScreen
 from gpu_tui.ui.screens.run_job import RunJobScreen
@@ -26,10 +28,21 @@ def job_ended_text(name: str, job: JobInfo) -> tuple[str, SeverityLevel]:
     """(message, severity) for a job that ended."""
     label = job.name or job.id
     if job.state == "succeeded" and not job.failure:
-        return f"{name}: job {label} finished", "information"
+        return _("{name}: job {job} finished").format(name=name, job=label), "information"
     if job.state == "stopped":
-        return f"{name}: job {label} stopped", "warning"
-    return f"{name}: job {label} {job.state}: {job.failure or 'failed'}", "error"
+        return _("{name}: job {job} stopped").format(name=name, job=label), "warning"
+    return _("{name}: job {job} {state}: {failure}").format(
+        name=name, job=label, state=job_word(job.state), failure=job.failure or job_word("failed")), "error"
+
+
+def stopped_text(name: str, label: str, how: str) -> str:
+    """What the stop script answered (`finished`, `stopped INT`...), as a sentence."""
+    if how == "finished":
+        return _("{name}: job {job} had already finished").format(name=name, job=label)
+    word, _sep, signal = how.partition(" ")
+    if word == "stopped" and signal:
+        return _("{name}: job {job} stopped by SIG{signal}").format(name=name, job=label, signal=signal)
+    return _("{name}: job {job}: {answer}").format(name=name, job=label, answer=how)
 
 
 def job_check(action: str, view: InstanceView | None) -> bool | None:
@@ -58,7 +71,8 @@ def run_job(ctx: DashboardContext, view: InstanceView) -> None:
     def done(started: JobRequest | None) -> None:
         if started is not None:
             fleet.poke_jobs(view.name)
-            ctx.notify(f"{view.name}: started job {started.name or started.id}", markup=False)
+            ctx.notify(_("{name}: started job {job}").format(name=view.name, job=started.name or started.id),
+                       markup=False)
 
     ctx.push(RunJobScreen(view.name, inst.workdir, load, start), done)
 
@@ -86,25 +100,25 @@ def stop_job(ctx: DashboardContext, view: InstanceView, job: JobInfo | None = No
     host, inst = fleet.hosts[view.name], view.config
     label = target.name or target.id
     question = Text.assemble(
-        "Stop job ", (printable(label), "bold"), f" on {view.name}?\n",
-        ("It gets SIGINT (a training loop can save a checkpoint), then SIGTERM, then SIGKILL.", "dim"),
+        *text_parts(_("Stop job {job} on {name}?"), job=(printable(label), "bold"), name=view.name), "\n",
+        (_("It gets SIGINT (a training loop can save a checkpoint), then SIGTERM, then SIGKILL."), "dim"),
     )
 
     async def stop() -> None:
         try:
             how = await jobsvc.stop_job(host, inst, target.id)
         except GpuTuiError as exc:
-            ctx.notify(printable(exc.message), title=exc.title, severity="error", markup=False)
+            ctx.notify(printable(exc.message), title=_(exc.title), severity="error", markup=False)
             return
         fleet.poke_jobs(view.name)
-        ctx.notify(printable(f"{view.name}: job {label} {how}"), markup=False)
+        ctx.notify(printable(stopped_text(view.name, label, how)), markup=False)
 
     def answered(yes: bool | None) -> None:
         if yes:
-            ctx.notify(printable(f"{view.name}: stopping job {label}…"), markup=False)
+            ctx.notify(printable(_("{name}: stopping job {job}…").format(name=view.name, job=label)), markup=False)
             ctx.start(stop(), group="stop-job")
 
-    ctx.push(ConfirmScreen(question, yes="Stop"), answered)
+    ctx.push(ConfirmScreen(question, yes=_("Stop")), answered)
 
 
 def alert_job_ended(ctx: DashboardContext, name: str, job: JobInfo) -> None:

@@ -14,6 +14,7 @@ from gpu_tui.core.units import format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.power import ShutdownResult, pull_before, shutdown_many
 from gpu_tui.ui.dashboard.context import DashboardContext
+from gpu_tui.ui.format import text_parts
 from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownConfirmScreen, ShutdownReportScreen, report_text
 
 __all__ = ["PowerKeys"]
@@ -26,7 +27,7 @@ def _jobs_line(views: list[InstanceView]) -> Text:
         if running:
             t.append(f"\n  {v.name}: ", style="bold")
             t.append(", ".join(printable(j.name or j.id) for j in running), style="yellow")
-            t.append(" running: it stops with the instance", style="dim")
+            t.append(" " + _("running: it stops with the instance"), style="dim")
     return t
 
 
@@ -61,12 +62,14 @@ class PowerKeys:
             return
         sync = view.config.sync
         can_pull = sync.local is not None
+        pull_line = _("p pulls {remote} into {local} first.").format(
+            remote=sync.remote or view.config.workdir or "~", local=sync.local) if can_pull else ""
         question = Text.assemble(
-            "Shut down ", (view.name, "bold"), f" ({self._rate_text([view])})?", _jobs_line([view]),
-            (f"\n\np pulls {sync.remote or view.config.workdir or '~'} into {sync.local} first."
-             if can_pull else "", ""),
-            ("\n\nThe provider's shutdown runs on the instance; it counts as stopped once the link "
-             "closes and a fresh login fails.", "dim"),
+            *text_parts(_("Shut down {name} ({rate})?"), name=(view.name, "bold"), rate=self._rate_text([view])),
+            _jobs_line([view]),
+            ("\n\n" + pull_line if pull_line else "", ""),
+            ("\n\n" + _("The provider's shutdown runs on the instance; it counts as stopped once the link "
+                         "closes and a fresh login fails."), "dim"),
         )
 
         def answer(choice: str | None) -> None:
@@ -80,17 +83,18 @@ class PowerKeys:
         if not views or not self.possible():
             return
         pulls = [v.name for v in views if v.config.sync.local is not None]
+        pull_line = _("p pulls the results of {names} first.").format(names=", ".join(pulls)) if pulls else ""
         question = Text.assemble(
-            "Shut down every billing instance, then quit?\n", (", ".join(v.name for v in views), "bold"),
+            _("Shut down every billing instance, then quit?") + "\n", (", ".join(v.name for v in views), "bold"),
             f"  ({self._rate_text(views)})", _jobs_line(views),
-            (f"\n\np pulls the results of {', '.join(pulls)} first." if pulls else "", ""),
+            ("\n\n" + pull_line if pull_line else "", ""),
         )
 
         def answer(choice: str | None) -> None:
             if choice is not None:
                 self._shut([v.config for v in views], quit_after=True, pull=choice == "pull")
 
-        self._ctx.push(ShutdownConfirmScreen(question, can_pull=bool(pulls), yes="Shut all down",
+        self._ctx.push(ShutdownConfirmScreen(question, can_pull=bool(pulls), yes=_("Shut all down"),
                                              pull=_("Pull results, then shut all down")), answer)
 
     def quit(self) -> None:
@@ -112,8 +116,9 @@ class PowerKeys:
     def _shut(self, targets: list[InstanceConfig], *, quit_after: bool, pull: bool = False) -> None:
         names = [i.name for i in targets]
         self.shutting.update(names)
-        how = "pulling results, then shutting down" if pull else "shutting down"
-        self._ctx.notify(f"{how} {', '.join(names)}…", timeout=5, markup=False)
+        listed = ", ".join(names)
+        how = _("pulling results, then shutting down {names}…") if pull else _("shutting down {names}…")
+        self._ctx.notify(how.format(names=listed), timeout=5, markup=False)
         self._ctx.start(self._shut_worker(targets, quit_after, pull), group="shutdown")
 
     async def _shut_worker(self, targets: list[InstanceConfig], quit_after: bool, pull: bool) -> None:
@@ -138,5 +143,5 @@ class PowerKeys:
             self._ctx.push(ShutdownReportScreen(results))
             return
         # the report stays on the terminal after the dashboard is gone
-        self._ctx.push(ShutdownReportScreen(results, "Quit"),
+        self._ctx.push(ShutdownReportScreen(results, _("Quit")),
                        lambda _: self._ctx.app.exit(message=report_text(results)))

@@ -20,9 +20,11 @@ from textual.timer import Timer
 from textual.widgets import Footer
 
 from gpu_tui.core.actions import ACTIONS, action, key_label
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.services.events import GpuFrameReceived, HostStatsReceived, StateChanged
 from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
 from gpu_tui.services.jobwatch import JobFinished
+from gpu_tui.ui.bindings import translate_bindings
 from gpu_tui.ui.dashboard import instance_keys, job_keys
 from gpu_tui.ui.dashboard.power_keys import PowerKeys
 from gpu_tui.ui.dashboard.shell import open_shell, shell_possible
@@ -115,12 +117,14 @@ class DashboardScreen(Screen[None]):
     CSS_PATH = Path(__file__).with_name("dashboard.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(a.key, a.id, a.label, id=a.id, show=a.show) for a in ACTIONS),
-        Binding("j", "cursor(1)", "Down", show=False),
-        Binding("k", "cursor(-1)", "Up", show=False),
+        Binding("j", "cursor(1)", N_("Down"), show=False),
+        Binding("k", "cursor(-1)", N_("Up"), show=False),
     ]
+    """In English, marked; each dashboard holds them translated (translate_bindings)."""
 
     def __init__(self, source: FleetSource, *, clock: Callable[[], float], keys: dict[str, str]) -> None:
         super().__init__()
+        translate_bindings(self)  # the footer's labels, in the language in force
         self.source = source
         self.clock = clock
         self._keys = keys
@@ -144,6 +148,8 @@ class DashboardScreen(Screen[None]):
         self.gpu_panel.show_address = source.show_address
         self.gpu_panel.keys.update({k: v for k, v in keys.items() if k in self.gpu_panel.keys})
         self.host_panel = HostPanel(id="host")
+        self.host_panel.shutdown_key = key_label(self.key_for("shutdown"))
+        self.host_panel.logs_key = key_label(self.key_for("logs"))
 
     # ----- the context the key handlers see (ui/dashboard/context.py)
     @property
@@ -312,14 +318,16 @@ class DashboardScreen(Screen[None]):
                 continue
             # after the palette has closed, so the action sees the dashboard on top
             run = partial(self.app.call_after_refresh, self.run_action, a.id)
-            yield SystemCommand(a.label, f"key {key_label(self.key_for(a.id))} · action {a.id}", run)
+            where = _("key {key} · action {action}").format(key=key_label(self.key_for(a.id)), action=a.id)
+            yield SystemCommand(_(a.label), where, run)
 
     def help_rows(self) -> list[tuple[str, str, str]]:
-        rows = [("up/down j/k", "", "select instance")]
+        rows = [("up/down j/k", "", _("select instance"))]
         for a in ACTIONS:
             here = self.check_action(a.id, ()) is not False
-            rows.append((key_label(self.key_for(a.id)), a.id, a.help if here else f"{a.help} (not here)"))
-        rows.append(("ctrl+p", "", "command palette: every action by name"))
+            line = _(a.help) if here else _("{help} (not here)").format(help=_(a.help))
+            rows.append((key_label(self.key_for(a.id)), a.id, line))
+        rows.append(("ctrl+p", "", _("command palette: every action by name")))
         return rows
 
     # ----- actions (one per entry of core/actions.py; the test ties them)

@@ -20,6 +20,7 @@ from pydantic import SecretStr
 from textual.app import SuspendNotSupported
 
 from gpu_tui.config.secrets import env_var_name
+from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.dashboard.context import DashboardContext
@@ -91,27 +92,28 @@ def open_shell(ctx: DashboardContext, view: InstanceView, *, run: Runner = subpr
     remote = ctx.source.remote
     if remote:
         if not ctx.source.config_path:
-            ctx.notify("the demo's instances have no shell", severity="warning")
+            ctx.notify(_("the demo's instances have no shell"), severity="warning")
             return
         argv, env = ssh_child(ctx.source.config_path, name, _typed_password(ctx, name), os.environ)
         where = name
     else:
         argv, env = local_shell(os.environ), dict(os.environ)
-        where = "this machine"
+        where = _("this machine")
     try:
         with ctx.app.suspend(), _sigint_for_the_child():
-            sys.stdout.write(f"gpu-tui: shell on {where}; `exit` returns to the dashboard\n")
+            sys.stdout.write("gpu-tui: " + _("shell on {where}; `exit` returns to the dashboard").format(where=where)
+                             + "\n")
             sys.stdout.flush()
             # the ssh child's stderr carries only gpu-tui's own messages (the pty merges the remote's)
             result = run(argv, env=env, stderr=subprocess.PIPE if remote else None)
     except SuspendNotSupported:
-        ctx.notify("a shell needs a real terminal; this one cannot be suspended", severity="warning")
+        ctx.notify(_("a shell needs a real terminal; this one cannot be suspended"), severity="warning")
         return
     except OSError as exc:
-        ctx.notify(f"cannot start {argv[0]}: {exc.strerror or exc}", title="shell", severity="error",
-                   markup=False)
+        ctx.notify(_("cannot start {program}: {error}").format(program=argv[0], error=exc.strerror or exc),
+                   title=_("shell"), severity="error", markup=False)
         return
     errors = (result.stderr or b"").decode("utf-8", "replace").strip().splitlines()
     if result.returncode != 0 and errors:
-        ctx.notify(printable(errors[-1]), title=f"shell on {name}", severity="error", timeout=10,
-                   markup=False)
+        ctx.notify(printable(errors[-1]), title=_("shell on {name}").format(name=name), severity="error",
+                   timeout=10, markup=False)

@@ -7,7 +7,9 @@ import logging
 
 from rich.text import Text
 
+from gpu_tui.core.actions import key_label
 from gpu_tui.core.errors import GpuTuiError
+from gpu_tui.core.i18n import _
 from gpu_tui.core.units import format_duration_s, format_local_date, format_money, format_rate_per_hour
 from gpu_tui.services.autodl_api import hours_left
 from gpu_tui.ui.dashboard.context import DashboardContext
@@ -38,10 +40,12 @@ class MoneyWarnings:
             elif idle >= s.idle_minutes * 60 and view.name not in self._idle_warned:
                 self._idle_warned.add(view.name)
                 self._ctx.notify(
-                    f"{view.name} has been idle {format_duration_s(idle)} (every GPU under {s.idle_util_percent}%, "
-                    f"no job running) and still bills {format_rate_per_hour(view.config.hourly_rate, s.currency)}. "
-                    "S shuts it down.",
-                    title="idle", severity="warning", timeout=30, markup=False,
+                    _("{name} has been idle {duration} (every GPU under {percent}%, no job running) and still "
+                      "bills {rate}. {key} shuts it down.").format(
+                        name=view.name, duration=format_duration_s(idle), percent=s.idle_util_percent,
+                        rate=format_rate_per_hour(view.config.hourly_rate, s.currency),
+                        key=key_label(self._ctx.key_for("shutdown"))),
+                    title=_("idle"), severity="warning", timeout=30, markup=False,
                 )
 
     def budget(self, now: float) -> None:
@@ -61,9 +65,10 @@ class MoneyWarnings:
             self._budget_warned = day
             burn = fleet.burn_rate() if fleet else 0
             self._ctx.notify(
-                f"today's cost {format_money(today, s.currency)} has passed your daily budget of "
-                f"{format_money(s.budget_daily, s.currency)} (burning {format_rate_per_hour(burn, s.currency)})",
-                title="budget", severity="error", timeout=60, markup=False,
+                _("today's cost {cost} has passed your daily budget of {budget} (burning {rate})").format(
+                    cost=format_money(today, s.currency), budget=format_money(s.budget_daily, s.currency),
+                    rate=format_rate_per_hour(burn, s.currency)),
+                title=_("budget"), severity="error", timeout=60, markup=False,
             )
 
     async def balance_note(self) -> Text | None:
@@ -76,12 +81,12 @@ class MoneyWarnings:
             balance = await opened.balance()
         except GpuTuiError as exc:
             log.warning("autodl balance: %s", exc)
-            return Text(f"AutoDL balance: {exc.title}", style="dim")
+            return Text(_("AutoDL balance: {error}").format(error=_(exc.title)), style="dim")
         views = fleet.views.values() if fleet else ()
         burn = sum(v.config.hourly_rate for v in views if v.billing and v.config.provider == "autodl")
         left = hours_left(balance, burn)
-        note = Text(f"AutoDL {format_money(balance.usable, currency)}")
+        note = Text(_("AutoDL {balance}").format(balance=format_money(balance.usable, currency)))
         if left is not None:
-            note.append(f" ~{format_duration_s(left * 3600)} left",
+            note.append(" " + _("~{duration} left").format(duration=format_duration_s(left * 3600)),
                         style="bold red" if left < 24 else "")
         return note

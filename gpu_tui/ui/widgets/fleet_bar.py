@@ -8,6 +8,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from gpu_tui.core.i18n import _
 from gpu_tui.core.units import format_money, format_rate_per_hour
 from gpu_tui.services.fleet import Fleet
 
@@ -33,9 +34,9 @@ class FleetBar(Static):
         billing = sum(1 for v in views if v.billing)
         t = Text()
         t.append(format_rate_per_hour(fleet.burn_rate(), self.currency), style="bold yellow")
-        t.append("  so far ")
+        t.append("  " + _("so far") + " ")
         t.append(format_money(fleet.cost_so_far(now), self.currency), style="bold")
-        t.append(f"  {billing}/{len(views)} online")
+        t.append("  " + _("{online}/{total} online").format(online=billing, total=len(views)))
         if self.note is not None:
             t.append("  ")
             t.append_text(self.note)

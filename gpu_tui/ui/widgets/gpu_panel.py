@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.text import Text
 
+from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s
 from gpu_tui.services.fleet import InstanceView
@@ -31,20 +32,20 @@ class GpuPanel(TextPanel):
 
     def render_view(self, v: InstanceView | None, now: float) -> Text:
         if v is None:
-            return Text("no instance selected", style="dim")
+            return Text(_("no instance selected"), style="dim")
         t = Text()
         t.append(v.name, style="bold")
         if v.config.host == "localhost":
-            where = "this machine"
+            where = _("this machine")
         elif not self.show_address:
-            where = f"simulated, {v.config.provider}"
+            where = _("simulated, {provider}").format(provider=v.config.provider)
         else:
             where = f"{v.config.user}@{v.config.host}:{v.config.port}"
         t.append(f"  {where}  ", style="dim")
         t.append_text(state_text(v, now))
         up = v.uptime_seconds(now)
         if up is not None:
-            t.append(f"  up {format_duration_s(up)}", style="dim")
+            t.append("  " + _("up {uptime}").format(uptime=format_duration_s(up)), style="dim")
         if v.message and v.state != "online":
             message = v.message
             if not self.show_address:  # the demo's loopback ports mean nothing and change every run
@@ -52,19 +53,20 @@ class GpuPanel(TextPanel):
             t.append("\n" + printable(message), style="red")
         trust, retry = self.keys["trust_key"], self.keys["reconnect"]
         if v.state == "host key changed":
-            t.append(f"\npress {trust} to compare fingerprints and re-trust if you expected this", style="yellow")
+            line = _("press {key} to compare fingerprints and re-trust if you expected this").format(key=trust)
+            t.append("\n" + line, style="yellow")
         elif v.state == "unknown host key":
-            t.append(f"\npress {trust} to check the fingerprint and trust it", style="yellow")
+            t.append("\n" + _("press {key} to check the fingerprint and trust it").format(key=trust), style="yellow")
         elif v.state == "auth failed" and self.asks_password:
-            t.append(f"\npress {retry} to type the password", style="yellow")
+            t.append("\n" + _("press {key} to type the password").format(key=retry), style="yellow")
         elif v.state in ("offline", "auth failed"):
-            t.append(f"\npress {retry} to reconnect now", style="dim")
+            t.append("\n" + _("press {key} to reconnect now").format(key=retry), style="dim")
         if v.gpu_error is not None:
-            t.append(f"\ngpu error: {printable(v.gpu_error.reason)}", style="magenta")
+            t.append("\n" + _("gpu error: {reason}").format(reason=printable(v.gpu_error.reason)), style="magenta")
         frame = v.frame
         if frame is None or v.state != "online":
             if v.state == "online" and v.gpu_error is None:
-                t.append("\nwaiting for the first sample…", style="dim")
+                t.append("\n" + _("waiting for the first sample…"), style="dim")
             return t
         spark_w, tail_w = spark_width(frame.gpus, self.size.width - 2)  # 2: padding
         for g in frame.gpus:

@@ -6,6 +6,7 @@ import time
 
 from rich.text import Text
 
+from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
@@ -23,6 +24,9 @@ class HostPanel(TextPanel):
     idle_after: float | None = None
     """Seconds of billing idle after which the panel warns (settings.idle_minutes)."""
     currency: str = "¥"
+    shutdown_key = "S"
+    logs_key = "l"
+    """The keys the panel names; the dashboard passes the user's remaps."""
 
     def render_view(self, v: InstanceView | None, now: float | None = None) -> Text:
         t = Text()
@@ -35,48 +39,53 @@ class HostPanel(TextPanel):
             words = v.autostop.status.summary(elapsed=time.monotonic() - v.autostop.fetched_at)
             failed = v.autostop.status.state == "failed" or v.autostop.status.failure
             t.append(words, style="bold red" if failed else "bold cyan")
-            t.append("  (on the instance: it fires with the laptop closed)\n", style="dim")
+            t.append("  " + _("(on the instance: it fires with the laptop closed)") + "\n", style="dim")
         idle = v.idle_seconds(now) if now is not None else None
         if idle is not None and self.idle_after is not None and idle >= self.idle_after:
             spent = v.config.hourly_rate * idle / 3600
-            t.append(f"idle {format_duration_s(idle)}", style="bold yellow")
+            t.append(_("idle {duration}").format(duration=format_duration_s(idle)), style="bold yellow")
             rate, so_far = format_rate_per_hour(v.config.hourly_rate, self.currency), format_money(spent, self.currency)
-            t.append(f": every GPU under the idle threshold and no job running, still billing "
-                     f"{rate} ({so_far} so far idle). "
-                     "S shuts it down.\n")
+            t.append(_(": every GPU under the idle threshold and no job running, still billing {rate} "
+                       "({spent} so far idle). {key} shuts it down.").format(
+                rate=rate, spent=so_far, key=self.shutdown_key))
+            t.append("\n")
         s = v.stats
         if s is not None:
             cpu = format_percent(s.cpu_percent)
-            t.append("host ", style="bold")
-            t.append(f"CPU {cpu} of {s.cpu_count or '?'}  load {s.load1 if s.load1 is not None else '-'}  ")
+            t.append(_("host") + " ", style="bold")
+            t.append(_("CPU {percent} of {count}  load {load}").format(
+                percent=cpu, count=s.cpu_count or "?", load=s.load1 if s.load1 is not None else "-") + "  ")
             if s.mem_total_mib:
-                t.append(f"RAM {format_mib_as_gib(s.mem_used_mib or 0)}/{format_mib_as_gib(s.mem_total_mib)}G  ")
+                t.append(_("RAM {used}/{total}G").format(
+                    used=format_mib_as_gib(s.mem_used_mib or 0), total=format_mib_as_gib(s.mem_total_mib)) + "  ")
             if s.disk_total_gib:
-                t.append(f"disk / {s.disk_used_gib:.0f}/{s.disk_total_gib:.0f}G")
+                t.append(_("disk / {used}/{total}G").format(
+                    used=f"{s.disk_used_gib:.0f}", total=f"{s.disk_total_gib:.0f}"))
         if v.jobs:
             # running jobs first, then the most recent others; at most three lines
             running = [j for j in v.jobs if j.state == "running"]
             rest = [j for j in v.jobs if j.state != "running"]
             shown = (running[::-1] + rest[::-1])[:3]
-            t.append("\njobs", style="bold")
+            t.append("\n" + _("jobs"), style="bold")
             if len(v.jobs) > len(shown):
-                t.append(f"  ({len(v.jobs)} in all; l: logs)", style="dim")
+                t.append("  " + _("({n} in all; {key}: logs)").format(n=len(v.jobs), key=self.logs_key), style="dim")
             for job in shown:
                 t.append("\n  ")
                 t.append_text(job_line(job))
         index_of = {g.uuid: g.index for g in (v.frame.gpus if v.frame else ())}
         if v.processes:
             hidden = sum(1 for p in v.processes if p.process_name is None)
-            t.append("\nprocesses", style="bold")
+            t.append("\n" + _("processes"), style="bold")
             if hidden:
-                t.append(f"  ({hidden} with names hidden by the container: host pids)", style="dim")
+                note = _("({n} with names hidden by the container: host pids)").format(n=hidden)
+                t.append("  " + note, style="dim")
             for p in sorted(v.processes, key=lambda p: (index_of.get(p.gpu_uuid, 99), -(p.used_memory_mib or 0))):
                 gpu = index_of.get(p.gpu_uuid)
                 mem = "-" if p.used_memory_mib is None else f"{p.used_memory_mib} MiB"
-                name = printable(p.process_name) if p.process_name else "[not visible in container]"
+                name = printable(p.process_name) if p.process_name else _("[not visible in container]")
                 t.append(f"\n  gpu {'?' if gpu is None else gpu}  pid {p.pid or '?':>7}  {mem:>10}  {name}")
         elif v.frame is not None:
-            t.append("\nno GPU processes", style="dim")
+            t.append("\n" + _("no GPU processes"), style="dim")
         return t
 
     def show(self, v: InstanceView | None, now: float | None = None) -> None:

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.units import format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.format import job_mark, state_text
@@ -16,9 +18,30 @@ from gpu_tui.ui.widgets.row_list import RowList
 __all__ = ["InstanceTable"]
 
 COLUMNS = ("name", "state", "gpus", "util", "vram", "rate", "cost")
-LABELS = ("Instance", "State", "GPUs", "Util", "VRAM GiB", "Rate", "So far")
-# fixed widths: values grow after the first paint, and together they fit an 80-column terminal
-WIDTHS = (17, 13, 4, 4, 11, 8, 9)  # + 2 spaces between: 78 columns
+LABELS = (N_("Instance"), N_("State"), N_("GPUs"), N_("Util"), N_("VRAM GiB"), N_("Rate"), N_("So far"))
+# fixed widths in cells: values grow after the first paint, and together they fit an 80-column
+# terminal in every language (the state column holds the longest Chinese state word, 12 cells)
+WIDTHS = (17, 13, 4, 4, 11, 8, 9)  # + 2 spaces between: 78 columns (English)
+VALUE_WIDTHS = (17, 13, 2, 4, 11, 0, 9)
+"""What the values need: 2 digits of GPUs, `100%`, `438.0/637.2`, `¥1,234.56`; the rate's
+width is that of `¥10.00/h` as the language writes it (`¥10.00/时`: 9 cells)."""
+NUMBERS = ("gpus", "util", "vram", "rate", "cost")
+MIN_NAME = 10
+
+
+def column_widths(labels: tuple[str, ...], rate_sample: str) -> tuple[int, ...]:
+    """Each column as wide as its header and its values need, the name column giving back what
+    the others took over WIDTHS: the row stays 78 cells in every language."""
+    needs = list(VALUE_WIDTHS)
+    needs[COLUMNS.index("rate")] = cell_len(rate_sample)
+    widths = [max(need, cell_len(label)) for need, label in zip(needs, labels, strict=True)]
+    widths[0] = max(MIN_NAME, widths[0] - (sum(widths) - sum(WIDTHS)))
+    return tuple(widths)
+
+
+def header(labels: tuple[str, ...], widths: tuple[int, ...]) -> Text:
+    return _line({c: Text(label, justify="right" if c in NUMBERS else "left")
+                  for c, label in zip(COLUMNS, labels, strict=True)}, widths)
 
 
 def _state_with_job(v: InstanceView, now: float, idle_after: float | None = None) -> Text:
@@ -27,7 +50,7 @@ def _state_with_job(v: InstanceView, now: float, idle_after: float | None = None
     t = state_text(v, now)
     idle = v.idle_seconds(now)
     if idle_after is not None and idle is not None and idle >= idle_after and v.shown_state == "online":
-        return Text("online idle", style="bold yellow")
+        return Text(_("online idle"), style="bold yellow")
     job = v.current_job
     if job is not None and v.state == "online":
         t.append(" ")
@@ -37,10 +60,11 @@ def _state_with_job(v: InstanceView, now: float, idle_after: float | None = None
     return t
 
 
-def _line(cells: dict[str, Text]) -> Text:
-    """The row's cells at their fixed widths: text left, numbers right, two spaces apart."""
+def _line(cells: dict[str, Text], widths: tuple[int, ...] = WIDTHS) -> Text:
+    """The row's cells at their fixed widths (in cells, truncated by cells): text left, numbers
+    right, two spaces apart."""
     line = Text()
-    for i, (col, width) in enumerate(zip(COLUMNS, WIDTHS, strict=True)):
+    for i, (col, width) in enumerate(zip(COLUMNS, widths, strict=True)):
         cell = cells[col].copy()
         cell.truncate(width, overflow="ellipsis")
         pad = " " * (width - cell.cell_len)
@@ -55,9 +79,6 @@ def _line(cells: dict[str, Text]) -> Text:
     return line
 
 
-HEADER = _line({c: Text(label, justify="right" if c in ("gpus", "util", "vram", "rate", "cost") else "left")
-                for c, label in zip(COLUMNS, LABELS, strict=True)})
-
 
 class InstanceTable(RowList):
     DEFAULT_CSS = """
@@ -65,7 +86,11 @@ class InstanceTable(RowList):
     """
 
     def __init__(self, currency: str, **kw: Any) -> None:
-        super().__init__(HEADER, **kw)
+        # the language is in force before the app is built: translate the header once, here
+        labels = tuple(_(label) for label in LABELS)
+        widths = column_widths(labels, format_rate_per_hour(10.0, currency))
+        super().__init__(header(labels, widths), **kw)
+        self.widths = widths
         self.currency = currency
         self._lines: dict[str, Text] = {}
         self.idle_after: float | None = None
@@ -79,6 +104,7 @@ class InstanceTable(RowList):
         super().watch_cursor_row(old, new)
         if old != new and self.on_move is not None:
             self.on_move()
+
 
     def cells_for(self, v: InstanceView, now: float) -> dict[str, Text]:
         gpus = v.frame.gpus if v.frame and v.state == "online" else ()
@@ -96,7 +122,7 @@ class InstanceTable(RowList):
         }
 
     def show(self, v: InstanceView, now: float) -> None:
-        line = _line(self.cells_for(v, now))
+        line = _line(self.cells_for(v, now), self.widths)
         self.set_row(v.name, line)  # repaints that one line, and only if it changed
         self._lines[v.name] = line
 

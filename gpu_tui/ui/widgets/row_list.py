@@ -97,6 +97,13 @@ class RowList(ScrollView, can_focus=True):
         self._strips.pop((key, True), None)
         self._refresh_row(self._index[key])
 
+    @property
+    def header(self) -> Text:
+        return self._header
+
+    def text_of(self, key: str) -> Text:
+        return self._texts[key]
+
     def key_at(self, row: int) -> str | None:
         return self._keys[row] if 0 <= row < len(self._keys) else None
 
