@@ -14,6 +14,11 @@ Fixtures (tests using any of them are marked ``sshd`` automatically):
   teardown, pass or fail, together with whatever the sessions started.
 - ``sshd_instance`` (function): one started instance (H100 capture, 1 GPU).
 - ``sshd_fleet`` (function): three started instances: H100 x1, L40S x8, RTX 4080 SUPER x1.
+
+Helpers for tests (importable from any test: tests/ is on sys.path): ``waiting`` (the one
+polling helper: ``until``, ``until_sync``, ``wait_for(pilot, ...)``), ``pilothelp`` (dashboards
+on sshd hosts, ``state_of``, ``panel_text``, ``screen_text``), ``sshhelp`` (gpu-tui's SshHost,
+config and CLI environment for an sshd instance), ``demohelp``.
 """
 
 from __future__ import annotations

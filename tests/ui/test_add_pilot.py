@@ -8,9 +8,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from pilothelp import state_of
 from sshhelp import config_text
-from test_dashboard_pilot import state_of, wait_for
 from textual.widgets import Checkbox, Input, Static
+from waiting import wait_for
 
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore

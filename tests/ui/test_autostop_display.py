@@ -7,8 +7,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from pilothelp import make_app, state_of
 from sshhelp import ssh_host
-from test_dashboard_pilot import make_app, state_of, wait_for
+from waiting import wait_for
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.services import autostop as svc

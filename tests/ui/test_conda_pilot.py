@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pilothelp import make_app, state_of
 from sshhelp import conda_processes
-from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Checkbox, DataTable, Input, Log, Select, Static
+from waiting import wait_for
 
 from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.conda_forms import CondaForm

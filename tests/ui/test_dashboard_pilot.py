@@ -2,53 +2,20 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from sshhelp import config_text
+from pilothelp import make_app, panel_text, state_of
+from waiting import wait_for
 
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import parse_settings
-from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.factory import build_app, config_source
 from gpu_tui.ui.screens import DetailScreen, HelpScreen, PasswordScreen, TrustKeyScreen, WelcomeScreen
-from gpu_tui.ui.widgets import GpuPanel, InstanceTable
+from gpu_tui.ui.widgets import InstanceTable
 
 pytestmark = pytest.mark.sshd
-
-
-def make_app(tmp: Path, instances: list, *, trust: bool = True, keys: str = "", write_config: bool = False) -> GpuTuiApp:
-    """The dashboard on `instances`; `write_config` also writes the config file, for the
-    children that read it (rsync's transport, the shell)."""
-    text = config_text(instances, connect_timeout=2.0) + keys
-    if write_config:
-        (tmp / "config.toml").write_text(text)
-    settings = parse_settings(text)
-    paths = Paths(tmp / "config.toml", tmp / "data", tmp / "log", tmp / "no-ssh-config", tmp / "no-known-hosts")
-    paths.data_dir.mkdir(parents=True, exist_ok=True)
-    if trust:
-        paths.app_known_hosts.write_text("".join(f"{i.host_public_key_line}\n" for i in instances))
-    return build_app(config_source(settings, paths, SecretStore(environ={})), settings)
-
-
-async def wait_for(pilot, pred: Callable[[], bool], timeout: float = 15.0) -> None:
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError("condition not reached")
-        await pilot.pause(0.1)
-
-
-def state_of(app: GpuTuiApp, name: str) -> str:
-    assert app.fleet is not None
-    return app.fleet.views[name].shown_state
-
-
-def panel_text(app: GpuTuiApp) -> str:
-    return app.query_one(GpuPanel).render_view(app.dashboard.selected(), time.time()).plain
 
 
 async def test_instances_in_config_order_first_selected_and_live(sshd_fleet, tmp_path: Path) -> None:

@@ -7,9 +7,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from pilothelp import make_app, state_of
 from sshhelp import config_text
-from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Input, Static
+from waiting import wait_for
 
 from gpu_tui.ui.screens.edit import EditInstanceScreen
 

@@ -7,8 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
-from test_dashboard_pilot import make_app, state_of, wait_for
+from pilothelp import make_app, state_of
 from textual.widgets import Input, Log, Select, Static
+from waiting import wait_for
 
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.job_log import JobLogScreen

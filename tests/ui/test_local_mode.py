@@ -7,17 +7,11 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 from gpu_tui.ui.factory import build_app, local_source
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
-
-
-async def wait_for(pilot, pred, timeout: float = 15.0) -> None:
-    end = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < end, "condition not reached"
-        await pilot.pause(0.1)
 
 
 def only_view(app):

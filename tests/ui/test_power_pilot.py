@@ -8,18 +8,15 @@ import time
 from pathlib import Path
 
 import pytest
+from pilothelp import make_app, screen_text, state_of
 from rich.console import Console
 from sshhelp import env_for_children
-from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Static
+from waiting import wait_for
 
 from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownConfirmScreen, ShutdownReportScreen
 
 pytestmark = pytest.mark.sshd
-
-
-def screen_text(screen) -> str:
-    return "\n".join(str(s.render()) for s in screen.query(Static))
 
 
 async def test_S_shuts_the_selected_instance_down_verified(sshd_factory, tmp_path: Path) -> None:

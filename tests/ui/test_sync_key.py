@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pilothelp import make_app, state_of
 from sshhelp import env_for_children
-from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Static
+from waiting import wait_for
 
 from gpu_tui.ui.factory import build_app, local_source
 from gpu_tui.ui.screens.sync import SyncScreen

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from sshhelp import ssh_host
 from textual.app import App
 from textual.widgets import Static
+from waiting import wait_for
 
 from gpu_tui.config.settings import InstanceConfig, SyncConfig
 from gpu_tui.ui.screens.sync import SyncScreen
@@ -26,14 +26,6 @@ class SyncApp(App[None]):
 
     def on_mount(self) -> None:
         self.push_screen(self._sync_screen)
-
-
-async def wait_for(pilot, pred: Callable[[], bool], timeout: float = 30.0) -> None:
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError("condition not reached")
-        await pilot.pause(0.05)
 
 
 def text_of(screen: SyncScreen, wid: str) -> str:
