@@ -15,10 +15,18 @@ Fixtures (tests using any of them are marked ``sshd`` automatically):
 - ``sshd_instance`` (function): one started instance (H100 capture, 1 GPU).
 - ``sshd_fleet`` (function): three started instances: H100 x1, L40S x8, RTX 4080 SUPER x1.
 
+No root, no sshd:
+
+- ``inproc_fleet`` (function, async): ``await start(*profiles, **start_fleet kwargs) -> DemoFleet``:
+  in-process SSH servers on loopback (gpu_tui.demo's simulation; default: one ``steady`` 50 %
+  instance, see tests/pilothelp.py), closed at teardown. ``pilothelp.inproc_app`` puts a
+  config-file dashboard on one.
+- ``inproc_commands`` (function): the (instance, command) exec requests those servers answered.
+
 Helpers for tests (importable from any test: tests/ is on sys.path): ``waiting`` (the one
 polling helper: ``until``, ``until_sync``, ``wait_for(pilot, ...)``), ``pilothelp`` (dashboards
-on sshd hosts, ``state_of``, ``panel_text``, ``screen_text``), ``sshhelp`` (gpu-tui's SshHost,
-config and CLI environment for an sshd instance), ``demohelp``.
+on sshd or in-process hosts, ``state_of``, ``panel_text``, ``screen_text``), ``sshhelp``
+(gpu-tui's SshHost, config and CLI environment for an sshd instance), ``demohelp``.
 """
 
 from __future__ import annotations
@@ -118,6 +126,43 @@ def sshd_instance(sshd_factory) -> sshd_lib.SshdInstance:
 @pytest.fixture
 def sshd_fleet(sshd_factory) -> list[sshd_lib.SshdInstance]:
     return [sshd_factory(name, capture=capture, gpus=gpus) for name, capture, gpus in FLEET]
+
+
+@pytest.fixture
+async def inproc_fleet(tmp_path: Path):
+    from pilothelp import steady
+
+    from gpu_tui.demo import start_fleet
+
+    fleets = []
+
+    async def start(*profiles, **kw):
+        workdir = tmp_path / f"inproc-{len(fleets)}"
+        fleet = await start_fleet(profiles or (steady("gpu", 50),), workdir=workdir, **kw)
+        fleets.append(fleet)
+        return fleet
+
+    try:
+        yield start
+    finally:
+        for fleet in fleets:
+            await fleet.close()
+
+
+@pytest.fixture
+def inproc_commands(monkeypatch) -> list[tuple[str, str]]:
+    """(instance, command) of every exec request the in-process servers answer, in order."""
+    from gpu_tui.demo import server
+
+    seen: list[tuple[str, str]] = []
+    real = server.plan
+
+    def plan(command, sim):
+        seen.append((sim.profile.name, command))
+        return real(command, sim)
+
+    monkeypatch.setattr(server, "plan", plan)
+    return seen
 
 
 def pytest_sessionfinish(session, exitstatus):

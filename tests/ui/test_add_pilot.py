@@ -1,6 +1,6 @@
 """The add form (`a`, and the welcome screen's add) driven with Pilot against real sshd: the
 login is tested, a new host key is asked about, and only then is the config written and the
-instance watched."""
+instance watched. The form's own refusals on an in-process host (no root)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from pilothelp import state_of
+from pilothelp import inproc_app, state_of
 from sshhelp import config_text
 from textual.widgets import Checkbox, Input, Static
 from waiting import wait_for
@@ -19,8 +19,6 @@ from gpu_tui.config.settings import parse_settings
 from gpu_tui.ui.factory import build_app, config_source
 from gpu_tui.ui.screens import TrustKeyScreen, WelcomeScreen
 from gpu_tui.ui.screens.add import AddInstanceScreen
-
-pytestmark = pytest.mark.sshd
 
 
 def app_for(tmp: Path, text: str):
@@ -78,13 +76,16 @@ async def test_add_asks_about_the_key_then_watches_the_new_instance(sshd_factory
         assert app.fleet.burn_rate() == pytest.approx(3.0)
 
 
-async def test_refusals_stay_in_the_form(sshd_instance, tmp_path: Path) -> None:
-    app, _paths = app_for(tmp_path, config_text([sshd_instance], connect_timeout=2.0))
+async def test_refusals_stay_in_the_form(inproc_fleet, tmp_path: Path) -> None:
+    fleet = await inproc_fleet()
+    inst = fleet.settings.instances[0]
+    app = inproc_app(tmp_path, fleet)
     async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.fleet is not None)
         form = await fill(pilot, app, login="ssh -p 70000 root@h")
         await pilot.press("enter")
         await wait_for(pilot, lambda: "port" in error_text(form))
-        form.query_one("#login", Input).value = f"ssh -p {sshd_instance.port} root@{sshd_instance.host}"
+        form.query_one("#login", Input).value = f"ssh -p {inst.port} root@{inst.host}"
         form.query_one("#rate", Input).value = "cheap"
         await pilot.press("enter")
         await wait_for(pilot, lambda: "hourly price" in error_text(form))

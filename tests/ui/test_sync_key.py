@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from pilothelp import make_app, state_of
 from sshhelp import env_for_children
 from textual.widgets import Static
@@ -13,8 +12,6 @@ from waiting import wait_for
 
 from gpu_tui.ui.factory import build_app, local_source
 from gpu_tui.ui.screens.sync import SyncScreen
-
-pytestmark = pytest.mark.sshd
 
 
 async def test_y_opens_sync_for_the_selected_instance(sshd_instance, tmp_path: Path, monkeypatch) -> None:
