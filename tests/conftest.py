@@ -15,6 +15,10 @@ Fixtures (tests using any of them are marked ``sshd`` automatically):
 - ``sshd_instance`` (function): one started instance (H100 capture, 1 GPU).
 - ``sshd_fleet`` (function): three started instances: H100 x1, L40S x8, RTX 4080 SUPER x1.
 
+Not root: the tests marked ``sshd`` (by those fixtures, or by hand) SKIP, saying they need root,
+and the rest of the suite runs as any user. As root (CI) they run, and an sshd that cannot
+start is a failure, never a skip.
+
 No root, no sshd:
 
 - ``inproc_fleet`` (function, async): ``await start(*profiles, **start_fleet kwargs) -> DemoFleet``:
@@ -31,6 +35,7 @@ on sshd or in-process hosts, ``state_of``, ``panel_text``, ``screen_text``), ``s
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -58,13 +63,18 @@ FLEET = (
     ("rtx4080", "4080-super", None),
 )
 
+NEEDS_ROOT = "needs root: starts OpenSSH sshd processes on loopback (tests/sshd.py); run as root, as CI does"
+
 _session: sshd_lib.SshdSession | None = None
 
 
 def pytest_collection_modifyitems(config, items):
+    not_root = os.geteuid() != 0
     for item in items:
         if SSHD_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.sshd)
+        if not_root and item.get_closest_marker("sshd") is not None:
+            item.add_marker(pytest.mark.skip(reason=NEEDS_ROOT))
 
 
 @pytest.fixture(scope="session")
