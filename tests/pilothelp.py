@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from textual.widgets import Static
 
@@ -28,7 +28,9 @@ from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.factory import build_app, config_source
 from gpu_tui.ui.widgets import GpuPanel
 
-__all__ = ["inproc_app", "inproc_config", "make_app", "panel_text", "screen_text", "state_of", "steady"]
+T = TypeVar("T")
+
+__all__ = ["inproc_app", "inproc_config", "make_app", "on_top", "panel_text", "screen_text", "state_of", "steady"]
 
 
 def _paths(tmp: Path) -> Paths:
@@ -99,6 +101,14 @@ def state_of(app: GpuTuiApp, name: str) -> str:
 
 def panel_text(app: GpuTuiApp) -> str:
     return app.query_one(GpuPanel).render_view(app.dashboard.selected(), time.time()).plain
+
+
+def on_top(app: Any, cls: type[T]) -> T | None:
+    """The screen on top if it is a `cls` and has composed, else None: wait on this, not on
+    isinstance. A screen pushed from a worker (the shutdown report, a host-key question after a
+    login) is on top a moment before its widgets are there to read or click."""
+    screen = app.screen
+    return screen if isinstance(screen, cls) and screen.is_mounted else None
 
 
 def screen_text(screen: Any) -> str:

@@ -75,7 +75,7 @@ async def test_busy_gpus_keep_it_from_firing(sshd_instance, tmp_path: Path) -> N
     host = await connected(sshd_instance, tmp_path)
     try:
         armed = await svc.arm(host, inst, plan(idle=2))
-        await asyncio.sleep(4.5)  # two idle times, four checks
+        await until(lambda: len(decisions(sshd_instance, "busy")) >= 4, what="four checks (two idle times)")
         assert not sshd_instance.powered_off and sshd_instance.shutdown_calls() == []
         assert len(decisions(sshd_instance, "busy")) >= 3
         st = await svc.read_status(host, inst)
@@ -147,7 +147,7 @@ async def test_rearming_replaces_the_watchdog(sshd_instance, tmp_path: Path) -> 
     inst = inst_of(sshd_instance)
     host = await connected(sshd_instance, tmp_path)
     first = await svc.arm(host, inst, plan(idle=600))
-    await asyncio.sleep(1.5)
+    await until(lambda: decisions(sshd_instance, "idle"), what="an idle check")
     st = await svc.read_status(host, inst)
     assert st.state == "idle" and st.idle_seconds == 600 and 590 <= (st.seconds_left or 0) <= 600
     assert re.fullmatch(r"autostop in (10m|9m\d*s?)", st.summary()), st.summary()
@@ -227,7 +227,7 @@ async def test_a_cpu_bound_step_started_by_hand_keeps_it_from_firing(sshd_instan
         pidfile = sshd_instance.home() / "yes.pid"
         await until(pidfile.exists, what="the yes loop")
         armed = await svc.arm(host, inst, svc.AutostopPlan(idle_seconds=2, check_seconds=1))  # default CPU rule
-        await asyncio.sleep(5)
+        await until(lambda: len(decisions(sshd_instance, "busy")) >= 4, what="four checks (two idle times)")
         assert not sshd_instance.powered_off
         busy = decisions(sshd_instance, "busy")
         assert len(busy) >= 3 and all("why=CPU at " in ln for ln in busy), busy
@@ -256,7 +256,7 @@ async def test_unreadable_or_any_busy_gpu_counts_as_busy(sshd_factory, tmp_path:
     host = await connected(sshd_instance, tmp_path)
     try:
         armed = await svc.arm(host, inst, plan(idle=1))
-        await asyncio.sleep(2.5)
+        await until(lambda: len(decisions(sshd_instance, "busy")) >= 3, what="three checks (three idle times)")
         assert not sshd_instance.powered_off
         busy = decisions(sshd_instance, "busy")
         assert busy and all(why in ln for ln in busy), busy

@@ -39,7 +39,7 @@ class Recorder:
     def states(self) -> list[ConnState]:
         return [e.state for e in self.of(StateChanged)]
 
-    async def wait(self, pred: Callable[[], bool], timeout: float = 15.0) -> None:
+    async def wait(self, pred: Callable[[], bool], timeout: float = 30.0) -> None:
         await until(pred, timeout, detail=lambda: f"states={self.states()} events={len(self.events)}")
 
 

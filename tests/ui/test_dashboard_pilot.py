@@ -64,7 +64,7 @@ async def test_offline_and_back_is_shown(sshd_instance, tmp_path: Path) -> None:
         assert app.dashboard.check_action("reconnect", ()) is True
         sshd_instance.start()
         await pilot.press("R")
-        await wait_for(pilot, lambda: state_of(app, name) == "online", timeout=20)
+        await wait_for(pilot, lambda: state_of(app, name) == "online")
 
 
 async def test_unknown_host_key_asks_then_trusts(sshd_instance, tmp_path: Path) -> None:
@@ -142,7 +142,7 @@ async def test_auth_failed_asks_for_the_password_in_a_modal(sshd_instance, passw
         svg = app.export_screenshot()
         assert password_user.password not in svg and "•" in svg  # masked on screen
         await pilot.press("enter")
-        await wait_for(pilot, lambda: state_of(app, name) in ("online", "gpu error"), timeout=20)
+        await wait_for(pilot, lambda: state_of(app, name) in ("online", "gpu error"))
 
 
 def palette_offers(app, title: str) -> bool:

@@ -16,17 +16,20 @@ async def test_idle_instance_is_called_out(inproc_fleet, tmp_path: Path) -> None
     shift = [0.0]
     app = inproc_app(tmp_path, fleet, settings="idle_util_percent = 10\nidle_minutes = 15\n",
                      clock=lambda: time.time() + shift[0])
+    notes = lambda: [n.message for n in app._notifications]  # noqa: E731
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.fleet.views["idle"].frame is not None and app.fleet.views["busy"].frame is not None)
         assert app.fleet.views["idle"].idle_seconds(app.clock()) is not None
         assert app.fleet.views["busy"].idle_seconds(app.clock()) is None
         assert "online idle" not in app.dashboard.table._lines["idle"].plain  # not for 15 minutes yet
         shift[0] = 16 * 60  # a quarter of an hour later
-        await wait_for(pilot, lambda: "online idle" in app.dashboard.table._lines["idle"].plain, timeout=5)
+        await wait_for(pilot, lambda: "online idle" in app.dashboard.table._lines["idle"].plain)
+        # the row can be repainted (every 0.5 s) before the idle check (every 1 s) runs, and
+        # App.notify posts a message: the notification lands a moment after the row says so
+        await wait_for(pilot, lambda: any(m.startswith("idle has been idle") for m in notes()))
         assert "online idle" not in app.dashboard.table._lines["busy"].plain and state_of(app, "busy") == "online"
-        notes = [n.message for n in app._notifications]
-        assert any(m.startswith("idle has been idle 16 min") and "¥1.5/h" in m for m in notes), notes
-        assert not any(m.startswith("busy has been idle") for m in notes)
+        assert any(m.startswith("idle has been idle 16 min") and "¥1.5/h" in m for m in notes()), notes()
+        assert not any(m.startswith("busy has been idle") for m in notes())
         assert "idle 16 min" in app.dashboard.host_panel.render_view(app.fleet.views["idle"], app.clock()).plain
         await pilot.pause(1.5)
         assert sum(m.startswith("idle has been idle") for m in (n.message for n in app._notifications)) == 1  # once
@@ -40,7 +43,7 @@ async def test_daily_budget_warning_once(inproc_fleet, tmp_path: Path) -> None:
         await wait_for(pilot, lambda: app.fleet.views["gpu"].stats is not None)  # a sighting in the ledger
         budget = lambda: [n for n in app._notifications if n.title == "budget"]  # noqa: E731
         shift[0] = 31  # the next budget check
-        await wait_for(pilot, lambda: budget(), timeout=5)
+        await wait_for(pilot, lambda: budget())
         assert "passed your daily budget of ¥0.0001" in budget()[0].message
         shift[0] = 62
         await pilot.pause(1.5)

@@ -59,11 +59,11 @@ async def test_run_form_log_screen_and_the_end_alert(sshd_instance, tmp_path: Pa
         screen = app.screen
         assert isinstance(screen, JobLogScreen)
         log = screen.query_one(Log)
-        await wait_for(pilot, lambda: "step 6 loss 0.6 llm" in "\n".join(log.lines), timeout=20)
+        await wait_for(pilot, lambda: "step 6 loss 0.6 llm" in "\n".join(log.lines))
         assert [line for line in log.lines if line.startswith("step")] == [f"step {i} loss 0.{i} llm" for i in range(1, 7)]
         await wait_for(pilot, lambda: "loss 0.6" in str(screen.query_one("#head", Static).render()))
 
-        await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "succeeded", timeout=20)
+        await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "succeeded")
         await wait_for(pilot, lambda: bells)  # finished: bell and notification
         await pilot.press("escape")
         panel = app.dashboard.host_panel.render_view(app.dashboard.selected()).plain
@@ -92,7 +92,7 @@ async def test_refusal_stays_in_the_form_and_stop_asks_first(sshd_instance, tmp_
         assert jobs_of(app, name)[-1].state == "running"
         await pilot.press("x")
         await pilot.press("y")
-        await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "stopped", timeout=20)
+        await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "stopped")
         assert app.dashboard.check_action("stop_job", ()) is None
 
 

@@ -67,8 +67,12 @@ async def test_remote_text_is_shown_as_text_not_markup(monkeypatch: pytest.Monke
     app = build_app(local_source())
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: only_view(app).frame is not None and bool(only_view(app).processes))
-        await pilot.pause(0.3)
-        svg = app.export_screenshot()
+
+        def painted() -> str:  # the panels paint a moment after the data arrived
+            svg = app.export_screenshot()
+            return svg if "[b]Hostile[/b]" in svg and "/opt/[red]evil[/red]/py" in svg else ""
+
+        svg = await wait_for(pilot, painted, what="the GPU name and the process path shown literally")
         assert "[b]Hostile[/b]" in svg  # literally, not as bold
         assert "/opt/[red]evil[/red]/py" in svg
         assert "\x1b" not in svg and "pwn\x07" not in svg

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from pilothelp import inproc_app, make_app, screen_text, state_of
+from pilothelp import inproc_app, make_app, on_top, screen_text, state_of
 from rich.console import Console
 from sshhelp import env_for_children
 from textual.widgets import Static
@@ -30,7 +30,7 @@ async def test_S_shuts_the_selected_instance_down_verified(sshd_factory, tmp_pat
         assert not a.powered_off
         await pilot.press("S")
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=20)
+        await wait_for(pilot, lambda: on_top(app, ShutdownReportScreen))
         assert "all 1 shut down and verified" in screen_text(app.screen)
         await pilot.press("enter")
         await wait_for(pilot, lambda: state_of(app, "a") == "stopped")
@@ -70,7 +70,7 @@ async def test_Q_from_the_guard_reports_each_and_quits(sshd_factory, tmp_path: P
         await pilot.press("q")
         assert isinstance(app.screen, QuitGuardScreen)
         await pilot.press("Q")
-        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=20)
+        await wait_for(pilot, lambda: on_top(app, ShutdownReportScreen))
         text = screen_text(app.screen)
         assert "1 NOT shut down" in text and "the shutdown command failed (exit 1): refused" in text
         assert "stopped (verified" in text
@@ -99,7 +99,7 @@ async def test_ledger_records_the_dashboard_and_closes_at_shutdown(sshd_instance
         await pilot.press("escape")
         await pilot.press("S")
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=20)
+        await wait_for(pilot, lambda: on_top(app, ShutdownReportScreen))
         await pilot.press("enter")
     with Ledger(tmp_path / "data" / "ledger.sqlite3") as reader:
         (interval,) = reader.intervals()
@@ -120,7 +120,7 @@ async def test_S_can_pull_the_results_first(sshd_instance, tmp_path: Path, monke
         assert isinstance(app.screen, ShutdownConfirmScreen)
         assert f"p pulls proj/out into {local} first" in screen_text(app.screen)
         await pilot.press("p")
-        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=30)
+        await wait_for(pilot, lambda: on_top(app, ShutdownReportScreen), timeout=30)
         assert "all 1 shut down and verified" in screen_text(app.screen)
     assert (local / "best.pt").read_text() == "weights\n"
     assert sshd_instance.powered_off
