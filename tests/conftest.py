@@ -14,10 +14,28 @@ Fixtures (tests using any of them are marked ``sshd`` automatically):
   teardown, pass or fail, together with whatever the sessions started.
 - ``sshd_instance`` (function): one started instance (H100 capture, 1 GPU).
 - ``sshd_fleet`` (function): three started instances: H100 x1, L40S x8, RTX 4080 SUPER x1.
+
+Not root: the tests marked ``sshd`` (by those fixtures, or by hand) SKIP, saying they need root,
+and the rest of the suite runs as any user. As root (CI) they run, and an sshd that cannot
+start is a failure, never a skip.
+
+No root, no sshd:
+
+- ``inproc_fleet`` (function, async): ``await start(*profiles, **start_fleet kwargs) -> DemoFleet``:
+  in-process SSH servers on loopback (gpu_tui.demo's simulation; default: one ``steady`` 50 %
+  instance, see tests/pilothelp.py), closed at teardown. ``pilothelp.inproc_app`` puts a
+  config-file dashboard on one.
+- ``inproc_commands`` (function): the (instance, command) exec requests those servers answered.
+
+Helpers for tests (importable from any test: tests/ is on sys.path): ``waiting`` (the one
+polling helper: ``until``, ``until_sync``, ``wait_for(pilot, ...)``), ``pilothelp`` (dashboards
+on sshd or in-process hosts, ``state_of``, ``panel_text``, ``screen_text``), ``sshhelp``
+(gpu-tui's SshHost, config and CLI environment for an sshd instance), ``demohelp``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -45,13 +63,18 @@ FLEET = (
     ("rtx4080", "4080-super", None),
 )
 
+NEEDS_ROOT = "needs root: starts OpenSSH sshd processes on loopback (tests/sshd.py); run as root, as CI does"
+
 _session: sshd_lib.SshdSession | None = None
 
 
 def pytest_collection_modifyitems(config, items):
+    not_root = os.geteuid() != 0
     for item in items:
         if SSHD_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.sshd)
+        if not_root and item.get_closest_marker("sshd") is not None:
+            item.add_marker(pytest.mark.skip(reason=NEEDS_ROOT))
 
 
 @pytest.fixture(scope="session")
@@ -113,6 +136,43 @@ def sshd_instance(sshd_factory) -> sshd_lib.SshdInstance:
 @pytest.fixture
 def sshd_fleet(sshd_factory) -> list[sshd_lib.SshdInstance]:
     return [sshd_factory(name, capture=capture, gpus=gpus) for name, capture, gpus in FLEET]
+
+
+@pytest.fixture
+async def inproc_fleet(tmp_path: Path):
+    from pilothelp import steady
+
+    from gpu_tui.demo import start_fleet
+
+    fleets = []
+
+    async def start(*profiles, **kw):
+        workdir = tmp_path / f"inproc-{len(fleets)}"
+        fleet = await start_fleet(profiles or (steady("gpu", 50),), workdir=workdir, **kw)
+        fleets.append(fleet)
+        return fleet
+
+    try:
+        yield start
+    finally:
+        for fleet in fleets:
+            await fleet.close()
+
+
+@pytest.fixture
+def inproc_commands(monkeypatch) -> list[tuple[str, str]]:
+    """(instance, command) of every exec request the in-process servers answer, in order."""
+    from gpu_tui.demo import server
+
+    seen: list[tuple[str, str]] = []
+    real = server.plan
+
+    def plan(command, sim):
+        seen.append((sim.profile.name, command))
+        return real(command, sim)
+
+    monkeypatch.setattr(server, "plan", plan)
+    return seen
 
 
 def pytest_sessionfinish(session, exitstatus):

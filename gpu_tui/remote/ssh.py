@@ -350,9 +350,10 @@ class SshHost(Host):
         conn = self._require()
         async with self._channels:
             try:
-                res = await conn.run(
-                    command, check=False, timeout=timeout, input=stdin, encoding="utf-8", errors="replace"
-                )
+                process = await conn.create_process(command, encoding="utf-8", errors="replace")
+                if stdin is not None:
+                    _send_input(process, stdin)
+                res = await process.wait(check=False, timeout=timeout)
             except asyncssh.TimeoutError:
                 raise CommandTimeout(say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name,
                                          seconds=timeout)) from None
@@ -447,6 +448,17 @@ class SshHost(Host):
                 await asyncio.wait_for(conn.wait_closed(), 2.0)
             except (TimeoutError, OSError, asyncssh.Error):
                 pass
+
+
+def _send_input(process: asyncssh.SSHClientProcess[str], text: str) -> None:
+    """`text` on the command's stdin, then EOF (what conn.run(input=...) does). A command can
+    exit before it reads its input, a refusal such as `exit 91`: its channel may be closed by
+    the time we write, and its exit status and output, not a broken pipe, say how it went."""
+    try:
+        process.stdin.write(text)
+        process.stdin.write_eof()
+    except BrokenPipeError:
+        log.debug("%s: exited before reading its input", process.command)
 
 
 def _reason(exc: BaseException) -> Said:

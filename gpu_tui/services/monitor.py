@@ -52,6 +52,28 @@ async def _lines_of(stream: LineStream) -> AsyncIterator[str]:
         yield rest
 
 
+def _raise_lost_cancel() -> None:
+    """Raise the cancel this task was sent if a library swallowed it (see _cancel_and_wait; here
+    SshHost.close's wait_for, as the link closes): a monitor told to stop (a verified shutdown,
+    the app quitting) must not report another state, reconnect or retry."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+async def _cancel_and_wait(tasks: list[asyncio.Task[None]]) -> None:
+    """Cancel `tasks` and wait until every one has ended. A cancel can be lost: Python 3.11's
+    asyncio.wait_for (which asyncssh's run() uses) returns the inner result when the cancel comes
+    in the same tick as that result, as when a lost link ends a command and the session at once.
+    The task then carries on in its retry loop, and a single cancel would wait for it forever."""
+    pending = set(tasks)
+    while pending:
+        for t in pending:
+            t.cancel()
+        _done, pending = await asyncio.wait(pending, timeout=1.0)
+    await asyncio.gather(*tasks, return_exceptions=True)  # retrieve their exceptions
+
+
 class HostMonitor:
     """Runs until cancelled; reports through `emit` (called on the event loop, must not block)."""
 
@@ -91,6 +113,7 @@ class HostMonitor:
         fingerprint: str | None = None,
         key_line: str | None = None,
     ) -> None:
+        _raise_lost_cancel()
         self.state = state
         self._emit(StateChanged(
             self.name, state, message=message, retry_at=retry_at, fingerprint=fingerprint, key_line=key_line
@@ -147,9 +170,7 @@ class HostMonitor:
         try:
             exc = await self.host.wait_closed()
         finally:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await _cancel_and_wait(tasks)
         return str(exc) if exc else _("connection closed")
 
     async def _gpu_loop(self) -> None:

@@ -13,10 +13,7 @@ import time
 import tomllib
 from pathlib import Path
 
-import pytest
 from sshhelp import cli_env
-
-pytestmark = pytest.mark.sshd
 
 HEADER = (
     "# my GPUs\n[settings]\ncurrency = \"¥\"   # yuan\nconnect_timeout_seconds = 3\n\n"

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from sshd import capture_query_gpu
 from sshhelp import cli_env, config_text, ssh_host
+from waiting import until
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError
@@ -56,13 +57,6 @@ def decisions(sshd_instance, kind: str) -> list[str]:
     return [ln for ln in log_text(sshd_instance).splitlines() if ln[21:].startswith(kind + " ")]
 
 
-async def wait_for(pred, timeout: float = 15.0, what: str = "condition") -> None:
-    end = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        await asyncio.sleep(0.1)
-
-
 def off_at(sshd_instance) -> float:
     """When the fake shutdown powered the instance off (it writes the time)."""
     return float((sshd_instance.dir / "powered_off").read_text())
@@ -81,7 +75,7 @@ async def test_busy_gpus_keep_it_from_firing(sshd_instance, tmp_path: Path) -> N
     host = await connected(sshd_instance, tmp_path)
     try:
         armed = await svc.arm(host, inst, plan(idle=2))
-        await asyncio.sleep(4.5)  # two idle times, four checks
+        await until(lambda: len(decisions(sshd_instance, "busy")) >= 4, what="four checks (two idle times)")
         assert not sshd_instance.powered_off and sshd_instance.shutdown_calls() == []
         assert len(decisions(sshd_instance, "busy")) >= 3
         st = await svc.read_status(host, inst)
@@ -100,7 +94,7 @@ async def test_fires_once_idle_for_the_idle_time(sshd_instance, tmp_path: Path) 
     inst = inst_of(sshd_instance)
     host = await connected(sshd_instance, tmp_path)
     await svc.arm(host, inst, plan(idle=idle))
-    await wait_for(lambda: decisions(sshd_instance, "busy"), what="a busy check")
+    await until(lambda: decisions(sshd_instance, "busy"), what="a busy check")
     await host.close()
     sshd_instance.set_utilization(0)
     became_idle = time.time()
@@ -135,7 +129,7 @@ async def test_cancel_disarms(sshd_instance, tmp_path: Path) -> None:
     host = await connected(sshd_instance, tmp_path)
     try:
         armed = await svc.arm(host, inst, plan(idle=3))
-        await wait_for(lambda: decisions(sshd_instance, "idle"), what="an idle check")
+        await until(lambda: decisions(sshd_instance, "idle"), what="an idle check")
         assert await svc.cancel(host, inst) == armed.pid
         assert gone(armed.pid)
         assert not (sshd_instance.home() / ".gpu-tui" / "autostop.pid").exists()
@@ -153,7 +147,7 @@ async def test_rearming_replaces_the_watchdog(sshd_instance, tmp_path: Path) -> 
     inst = inst_of(sshd_instance)
     host = await connected(sshd_instance, tmp_path)
     first = await svc.arm(host, inst, plan(idle=600))
-    await asyncio.sleep(1.5)
+    await until(lambda: decisions(sshd_instance, "idle"), what="an idle check")
     st = await svc.read_status(host, inst)
     assert st.state == "idle" and st.idle_seconds == 600 and 590 <= (st.seconds_left or 0) <= 600
     assert re.fullmatch(r"autostop in (10m|9m\d*s?)", st.summary()), st.summary()
@@ -231,9 +225,9 @@ async def test_a_cpu_bound_step_started_by_hand_keeps_it_from_firing(sshd_instan
         res = await host.run("setsid -f sh -c 'echo $$ > yes.pid; exec yes > /dev/null' < /dev/null > /dev/null 2>&1")
         assert res.ok, res.stderr
         pidfile = sshd_instance.home() / "yes.pid"
-        await wait_for(pidfile.exists, what="the yes loop")
+        await until(pidfile.exists, what="the yes loop")
         armed = await svc.arm(host, inst, svc.AutostopPlan(idle_seconds=2, check_seconds=1))  # default CPU rule
-        await asyncio.sleep(5)
+        await until(lambda: len(decisions(sshd_instance, "busy")) >= 4, what="four checks (two idle times)")
         assert not sshd_instance.powered_off
         busy = decisions(sshd_instance, "busy")
         assert len(busy) >= 3 and all("why=CPU at " in ln for ln in busy), busy
@@ -262,7 +256,7 @@ async def test_unreadable_or_any_busy_gpu_counts_as_busy(sshd_factory, tmp_path:
     host = await connected(sshd_instance, tmp_path)
     try:
         armed = await svc.arm(host, inst, plan(idle=1))
-        await asyncio.sleep(2.5)
+        await until(lambda: len(decisions(sshd_instance, "busy")) >= 3, what="three checks (three idle times)")
         assert not sshd_instance.powered_off
         busy = decisions(sshd_instance, "busy")
         assert busy and all(why in ln for ln in busy), busy

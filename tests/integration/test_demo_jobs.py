@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from demohelp import demo_known_hosts as known_hosts
 from demohelp import demo_ssh_host as ssh_host
+from waiting import until
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError
@@ -64,12 +65,13 @@ async def connect(fleet: DemoFleet, tmp_path: Path) -> AsyncIterator[Connect]:
 
 
 async def wait_for_state(host: SshHost, inst: InstanceConfig, job_id: str, timeout: float) -> JobInfo:
-    deadline = time.monotonic() + timeout
-    while True:
+    """The job once it has left `running`."""
+
+    async def ended() -> JobInfo | None:
         info = {i.id: i for i in await jobsvc.list_jobs(host, inst)}[job_id]
-        if info.state != "running" or time.monotonic() > deadline:
-            return info
-        await asyncio.sleep(0.2)
+        return info if info.state != "running" else None
+
+    return await until(ended, timeout, what=f"job {job_id} to end", step=0.2)
 
 
 # ---------------------------------------------------------------------------- what the fleet starts with

@@ -4,11 +4,11 @@ typed, record exit codes, stop in steps, and are found by id or name."""
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
 from sshhelp import ssh_host
+from waiting import until
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError
@@ -29,15 +29,15 @@ async def connected(sshd_instance, tmp_path: Path) -> SshHost:
     return host
 
 
-async def wait_job(host, inst, job_id: str, pred, timeout: float = 20.0) -> JobFacts:
-    end = time.monotonic() + timeout
-    while True:
-        facts = {f.id: f for f in await jobsvc.list_facts(host, inst)}
-        f = facts.get(job_id)
-        if f is not None and pred(f):
-            return f
-        assert time.monotonic() < end, f"job {job_id} never reached the condition: {f}"
-        await asyncio.sleep(0.2)
+async def wait_job(host, inst, job_id: str, pred, timeout: float = 30.0) -> JobFacts:
+    seen: list[JobFacts | None] = [None]
+
+    async def reached() -> JobFacts | None:
+        seen[0] = {f.id: f for f in await jobsvc.list_facts(host, inst)}.get(job_id)
+        return seen[0] if seen[0] is not None and pred(seen[0]) else None
+
+    return await until(reached, timeout, what=f"job {job_id} to reach the condition", step=0.2,
+                       detail=lambda: f"its facts: {seen[0]}")
 
 
 def finished(f: JobFacts) -> bool:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 from sshhelp import run_gpu_tui
+from waiting import until_sync
 
 pytestmark = pytest.mark.sshd
 
@@ -19,16 +19,17 @@ def cli(tmp: Path, inst, *args: str, **kw):
     return run_gpu_tui(tmp, [inst], *args, **kw)
 
 
-def wait_state(tmp: Path, inst, job_id: str, states: set[str], timeout: float = 30) -> dict:
-    end = time.monotonic() + timeout
-    while True:
+def wait_state(tmp: Path, inst, job_id: str, states: set[str], timeout: float = 60) -> dict:
+    seen: list[dict | None] = [None]
+
+    def reached() -> dict | None:
         res = cli(tmp, inst, "jobs", inst.name, "--json")
         assert res.returncode == 0, res.stderr
-        jobs = {j["id"]: j for j in json.loads(res.stdout)["jobs"]}
-        if job_id in jobs and jobs[job_id]["state"] in states:
-            return jobs[job_id]
-        assert time.monotonic() < end, jobs.get(job_id)
-        time.sleep(0.3)
+        seen[0] = {j["id"]: j for j in json.loads(res.stdout)["jobs"]}.get(job_id)
+        return seen[0] if seen[0] is not None and seen[0]["state"] in states else None
+
+    return until_sync(reached, timeout, what=f"job {job_id} in {sorted(states)}", step=0.3,
+                      detail=lambda: f"the job: {seen[0]}")
 
 
 TRAIN = r"""python3 - <<'EOF'

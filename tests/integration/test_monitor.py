@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from sshhelp import ssh_host
+from waiting import until
 
 from gpu_tui.core.models import GpuErrorKind
 from gpu_tui.services.events import (
@@ -38,12 +39,8 @@ class Recorder:
     def states(self) -> list[ConnState]:
         return [e.state for e in self.of(StateChanged)]
 
-    async def wait(self, pred: Callable[[], bool], timeout: float = 15.0) -> None:
-        end = time.monotonic() + timeout
-        while not pred():
-            if time.monotonic() > end:
-                raise AssertionError(f"timed out; states={self.states()} events={len(self.events)}")
-            await asyncio.sleep(0.05)
+    async def wait(self, pred: Callable[[], bool], timeout: float = 30.0) -> None:
+        await until(pred, timeout, detail=lambda: f"states={self.states()} events={len(self.events)}")
 
 
 async def _run(monitor: HostMonitor) -> asyncio.Task[None]:

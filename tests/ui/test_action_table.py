@@ -7,6 +7,7 @@ The demo fleet runs in-process (asyncssh servers on loopback): no sshd, no root.
 from __future__ import annotations
 
 import pytest
+from waiting import wait_for
 
 from gpu_tui.config.settings import parse_settings
 from gpu_tui.core.actions import ACTION_IDS, ACTIONS, key_label
@@ -41,8 +42,7 @@ async def test_help_palette_and_footer_follow_the_table_and_the_remap() -> None:
     app = build_app(demo_source(instances=2), parse_settings('[keys]\nhelp = "f1"\nlogs = "L"\n'))
     async with app.run_test(size=(100, 30)) as pilot:
         dash = app.dashboard
-        while dash.selected() is None or dash.selected().state != "online":  # type: ignore[union-attr]
-            await pilot.pause(0.1)
+        await wait_for(pilot, lambda: dash.selected() is not None and dash.selected().state == "online")  # type: ignore[union-attr]
         rows = dash.help_rows()
         by_id = {r[1]: r for r in rows if r[1]}
         assert list(by_id) == list(ACTION_IDS)

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pilothelp import make_app, state_of
 from sshhelp import conda_processes
-from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Checkbox, DataTable, Input, Log, Select, Static
+from waiting import wait_for
 
 from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.conda_forms import CondaForm
@@ -38,7 +39,7 @@ async def open_conda(pilot, app, name: str) -> CondaScreen:
     await pilot.press("e")
     screen = app.screen
     assert isinstance(screen, CondaScreen)
-    await wait_for(pilot, lambda: not screen.listing and all(r[2] != "…" for r in rows(screen).values()), timeout=20)
+    await wait_for(pilot, lambda: not screen.listing and all(r[2] != "…" for r in rows(screen).values()))
     return screen
 
 
@@ -69,12 +70,10 @@ async def test_list_create_install_remove(sshd_instance, tmp_path: Path) -> None
         assert app.screen is screen
         assert screen.check_action("cancel", ()) is True and screen.check_action("create", ()) is None
         await wait_for(
-            pilot,
-            lambda: "Preparing transaction" in output(screen) or "done" in output(screen).splitlines()[-1:],
-            timeout=20,
+            pilot, lambda: "Preparing transaction" in output(screen) or "done" in output(screen).splitlines()[-1:]
         )
         # the fake's envs link a real interpreter, so its version is whatever runs the tests
-        await wait_for(pilot, lambda: "exp" in rows(screen) and rows(screen)["exp"][1].startswith("3."), timeout=20)
+        await wait_for(pilot, lambda: "exp" in rows(screen) and rows(screen)["exp"][1].startswith("3."))
         assert output(screen).splitlines()[0] == "$ conda create -n exp python=3.10"
         assert "done" in output(screen).splitlines()
         assert "exp" in sshd_instance.conda_envs()
@@ -88,12 +87,12 @@ async def test_list_create_install_remove(sshd_instance, tmp_path: Path) -> None
         # conda, not pip: the fake env's pip is the system python's, and tests stay offline
         assert form.query_one("#flag", Checkbox).value is False
         await pilot.click("#ok")
-        await wait_for(pilot, lambda: output(screen).splitlines()[-1:] == ["done"] and screen.proc is None, timeout=20)
+        await wait_for(pilot, lambda: output(screen).splitlines()[-1:] == ["done"] and screen.proc is None)
         assert "$ conda install -n exp einops" in output(screen)
         assert "einops" in sshd_instance.conda_packages("exp")
 
         # remove asks first; "no" keeps it
-        await wait_for(pilot, lambda: not screen.listing, timeout=20)
+        await wait_for(pilot, lambda: not screen.listing)
         await select_env(pilot, screen, "exp")
         await pilot.press("d")
         assert isinstance(app.screen, ConfirmScreen)
@@ -101,9 +100,7 @@ async def test_list_create_install_remove(sshd_instance, tmp_path: Path) -> None
         assert "exp" in sshd_instance.conda_envs()
         await pilot.press("d")
         await pilot.press("y")
-        await wait_for(
-            pilot, lambda: "exp" not in rows(screen) and screen.proc is None and not screen.listing, timeout=20
-        )
+        await wait_for(pilot, lambda: "exp" not in rows(screen) and screen.proc is None and not screen.listing)
         assert "exp" not in sshd_instance.conda_envs()
 
 
@@ -116,14 +113,14 @@ async def test_cancel_kills_conda_and_leaving_asks(sshd_instance, tmp_path: Path
         form = app.screen
         form.query_one("#name", Input).value = "slow"
         await pilot.click("#ok")
-        await wait_for(pilot, lambda: "environment location" in output(screen), timeout=20)
+        await wait_for(pilot, lambda: "environment location" in output(screen))
         # escape while it runs asks; "no" stays
         await pilot.press("escape")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")
         assert app.screen is screen and screen.proc is not None
         await pilot.press("x")
-        await wait_for(pilot, lambda: screen.proc is None, timeout=15)
+        await wait_for(pilot, lambda: screen.proc is None)
         assert output(screen).splitlines()[-1] == "cancelled"
         assert "slow" not in sshd_instance.conda_envs()
 
@@ -131,11 +128,11 @@ async def test_cancel_kills_conda_and_leaving_asks(sshd_instance, tmp_path: Path
         await pilot.press("n")
         app.screen.query_one("#name", Input).value = "slow2"
         await pilot.click("#ok")
-        await wait_for(pilot, lambda: "environment location" in output(screen), timeout=20)
+        await wait_for(pilot, lambda: "environment location" in output(screen))
         await pilot.press("escape")
         await pilot.press("y")
         assert not isinstance(app.screen, CondaScreen)
-        await wait_for(pilot, lambda: conda_processes("slow2") == [], timeout=15)
+        await wait_for(pilot, lambda: conda_processes("slow2") == [])
         assert "slow2" not in sshd_instance.conda_envs()
 
 
@@ -148,7 +145,7 @@ async def test_check_env_picker(sshd_instance, tmp_path: Path) -> None:
         check = app.screen
         assert isinstance(check, EnvCheckScreen)
         select = check.query_one("#env", Select)
-        await wait_for(pilot, lambda: len(select._options) > 1, timeout=20)
+        await wait_for(pilot, lambda: len(select._options) > 1)
         assert select.value == DEFAULT_ENV
         await wait_for(pilot, lambda: "to fix" in str(check.query_one("#checks", Static).render()), timeout=30)
         select.value = "py311"

@@ -1,77 +1,45 @@
-"""The dashboard driven by keys (Textual Pilot) against real sshd instances."""
+"""The dashboard driven by keys (Textual Pilot): what is about SSH (host keys, logins, a killed
+sshd) against real sshd instances; the rest on in-process hosts (no root)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-from sshhelp import config_text
+from pilothelp import inproc_app, make_app, panel_text, state_of, steady
+from textual.command import CommandList
+from waiting import wait_for
 
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import parse_settings
-from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.factory import build_app, config_source
 from gpu_tui.ui.screens import DetailScreen, HelpScreen, PasswordScreen, TrustKeyScreen, WelcomeScreen
-from gpu_tui.ui.widgets import GpuPanel, InstanceTable
-
-pytestmark = pytest.mark.sshd
+from gpu_tui.ui.widgets import InstanceTable
 
 
-def make_app(
-    tmp: Path, instances: list, *, trust: bool = True, keys: str = "", write_config: bool = False
-) -> GpuTuiApp:
-    """The dashboard on `instances`; `write_config` also writes the config file, for the
-    children that read it (rsync's transport, the shell)."""
-    text = config_text(instances, connect_timeout=2.0) + keys
-    if write_config:
-        (tmp / "config.toml").write_text(text)
-    settings = parse_settings(text)
-    paths = Paths(tmp / "config.toml", tmp / "data", tmp / "log", tmp / "no-ssh-config", tmp / "no-known-hosts")
-    paths.data_dir.mkdir(parents=True, exist_ok=True)
-    if trust:
-        paths.app_known_hosts.write_text("".join(f"{i.host_public_key_line}\n" for i in instances))
-    return build_app(config_source(settings, paths, SecretStore(environ={})), settings)
-
-
-async def wait_for(pilot, pred: Callable[[], bool], timeout: float = 15.0) -> None:
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError("condition not reached")
-        await pilot.pause(0.1)
-
-
-def state_of(app: GpuTuiApp, name: str) -> str:
-    assert app.fleet is not None
-    return app.fleet.views[name].shown_state
-
-
-def panel_text(app: GpuTuiApp) -> str:
-    return app.query_one(GpuPanel).render_view(app.dashboard.selected(), time.time()).plain
-
-
-async def test_instances_in_config_order_first_selected_and_live(sshd_fleet, tmp_path: Path) -> None:
-    app = make_app(tmp_path, sshd_fleet)
+async def test_instances_in_config_order_first_selected_and_live(inproc_fleet, tmp_path: Path) -> None:
+    fleet = await inproc_fleet(steady("h100", 100), steady("l40s", 30, gpus=8), steady("rtx4080", 7))
+    names = fleet.names
+    app = inproc_app(tmp_path, fleet)
     async with app.run_test(size=(100, 30)) as pilot:
         table = app.query_one(InstanceTable)
-        assert list(table.rows) == [i.name for i in sshd_fleet]
-        assert table.selected_name == sshd_fleet[0].name
-        await wait_for(pilot, lambda: all(state_of(app, i.name) == "online" for i in sshd_fleet))
+        await wait_for(pilot, lambda: table.row_count == 3)
+        assert list(table.rows) == names
+        assert table.selected_name == names[0]
+        await wait_for(pilot, lambda: all(state_of(app, n) == "online" for n in names))
         await wait_for(pilot, lambda: "%" in panel_text(app) and "°C" in panel_text(app))
         await pilot.press("j")
-        assert table.selected_name == sshd_fleet[1].name
+        assert table.selected_name == names[1]
         await pilot.press("down", "k")
-        assert table.selected_name == sshd_fleet[1].name
-        assert sshd_fleet[1].name in panel_text(app)
+        assert table.selected_name == names[1]
+        assert names[1] in panel_text(app)
 
 
-async def test_detail_and_help_screens(sshd_instance, tmp_path: Path) -> None:
-    app = make_app(tmp_path, [sshd_instance], keys='\n[keys]\nhelp = "f1"\n')
+async def test_detail_and_help_screens(inproc_fleet, tmp_path: Path) -> None:
+    fleet = await inproc_fleet()
+    app = inproc_app(tmp_path, fleet, keys='\n[keys]\nhelp = "f1"\n')
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.fleet is not None and app.fleet.views[sshd_instance.name].frame is not None)
+        await wait_for(pilot, lambda: app.fleet is not None and app.fleet.views["gpu"].frame is not None)
         await pilot.press("enter")
         assert isinstance(app.screen, DetailScreen)
         await pilot.pause(1.5)  # the 1 s tick keeps painting the main screen under the modal
@@ -96,7 +64,7 @@ async def test_offline_and_back_is_shown(sshd_instance, tmp_path: Path) -> None:
         assert app.dashboard.check_action("reconnect", ()) is True
         sshd_instance.start()
         await pilot.press("R")
-        await wait_for(pilot, lambda: state_of(app, name) == "online", timeout=20)
+        await wait_for(pilot, lambda: state_of(app, name) == "online")
 
 
 async def test_unknown_host_key_asks_then_trusts(sshd_instance, tmp_path: Path) -> None:
@@ -174,18 +142,28 @@ async def test_auth_failed_asks_for_the_password_in_a_modal(sshd_instance, passw
         svg = app.export_screenshot()
         assert password_user.password not in svg and "•" in svg  # masked on screen
         await pilot.press("enter")
-        await wait_for(pilot, lambda: state_of(app, name) in ("online", "gpu error"), timeout=20)
+        await wait_for(pilot, lambda: state_of(app, name) in ("online", "gpu error"))
 
 
-async def test_command_palette_lists_the_possible_actions(sshd_instance, tmp_path: Path) -> None:
-    app = make_app(tmp_path, [sshd_instance])
+def palette_offers(app, title: str) -> bool:
+    """The command palette shows its results with `title` highlighted: enter runs it."""
+    found = app.screen.query(CommandList)
+    if not found or not found.first().has_class("--visible"):
+        return False
+    results = found.first()
+    return results.highlighted is not None and title in str(results.get_option_at_index(results.highlighted).prompt)
+
+
+async def test_command_palette_lists_the_possible_actions(inproc_fleet, tmp_path: Path) -> None:
+    fleet = await inproc_fleet()
+    app = inproc_app(tmp_path, fleet)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
+        await wait_for(pilot, lambda: state_of(app, "gpu") == "online")
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert "Detail" in titles and "Help" in titles
         assert "Trust key" not in titles and "Reconnect" not in titles  # not possible while online
         await pilot.press("ctrl+p")
         await pilot.press(*"Detail")
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: palette_offers(app, "Detail"))  # the search runs in a worker
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, DetailScreen))

@@ -1,28 +1,27 @@
 """`i` edits the selected instance's config entry: comments kept, emptied fields removed,
-refusals shown in the form, and the dashboard watches it with the new settings."""
+refusals shown in the form, and the dashboard watches it with the new settings. On an in-process
+host (no root)."""
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
 
-import pytest
-from sshhelp import config_text
-from test_dashboard_pilot import make_app, state_of, wait_for
+from pilothelp import inproc_app, inproc_config, state_of
 from textual.widgets import Input, Static
+from waiting import wait_for
 
 from gpu_tui.ui.screens.edit import EditInstanceScreen
 
-pytestmark = pytest.mark.sshd
 
-
-async def test_edit_rate_workdir_and_sync(sshd_instance, tmp_path: Path) -> None:
+async def test_edit_rate_workdir_and_sync(inproc_fleet, tmp_path: Path) -> None:
+    fleet = await inproc_fleet()
     extra = 'workdir = "/old"  # data disk\nstate_dir = "/tmp/gt-state"\n'
-    text = "# my box\n" + config_text([sshd_instance], connect_timeout=2.0) + extra
-    app = make_app(tmp_path, [sshd_instance], keys=extra)
+    text = "# my box\n" + inproc_config(fleet, keys=extra)
+    app = inproc_app(tmp_path, fleet, keys=extra, write_config=False)
     (tmp_path / "config.toml").write_text(text)
     async with app.run_test(size=(80, 24)) as pilot:
-        name = sshd_instance.name
+        name = "gpu"
         await wait_for(pilot, lambda: state_of(app, name) == "online")
         await pilot.press("i")
         form = app.screen

@@ -1,36 +1,22 @@
 """Idle warnings: a billing instance whose GPUs all stay under idle_util_percent with no job
-running for idle_minutes says so on its row and in a notification; a busy one does not."""
+running for idle_minutes says so on its row and in a notification; a busy one does not.
+In-process hosts whose GPUs read a fixed utilisation (no root)."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
-import pytest
-from sshhelp import config_text
-from test_dashboard_pilot import state_of, wait_for
-
-from gpu_tui.config.paths import Paths
-from gpu_tui.config.secrets import SecretStore
-from gpu_tui.config.settings import parse_settings
-from gpu_tui.ui.factory import build_app, config_source
-
-pytestmark = pytest.mark.sshd
+from pilothelp import inproc_app, state_of, steady
+from waiting import wait_for
 
 
-async def test_idle_instance_is_called_out(sshd_factory, tmp_path: Path) -> None:
-    idle = sshd_factory("idle", capture="rtx-4080")  # 7 % in the capture
-    busy = sshd_factory("busy", capture="h100-80gb")  # 100 %
-    text = config_text([idle, busy], connect_timeout=2.0).replace(
-        "refresh_seconds = 0.5\n", "refresh_seconds = 0.5\nidle_util_percent = 10\nidle_minutes = 15\n")
-    settings = parse_settings(text)
-    paths = Paths(tmp_path / "config.toml", tmp_path / "data", tmp_path / "log", tmp_path / "x", tmp_path / "y")
-    paths.data_dir.mkdir(parents=True)
-    paths.app_known_hosts.write_text(idle.host_public_key_line + "\n" + busy.host_public_key_line + "\n")
+async def test_idle_instance_is_called_out(inproc_fleet, tmp_path: Path) -> None:
+    fleet = await inproc_fleet(steady("idle", 7), steady("busy", 100))
     shift = [0.0]
-    app = build_app(
-        config_source(settings, paths, SecretStore(environ={})), settings, clock=lambda: time.time() + shift[0]
-    )
+    app = inproc_app(tmp_path, fleet, settings="idle_util_percent = 10\nidle_minutes = 15\n",
+                     clock=lambda: time.time() + shift[0])
+    notes = lambda: [n.message for n in app._notifications]  # noqa: E731
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(
             pilot, lambda: app.fleet.views["idle"].frame is not None and app.fleet.views["busy"].frame is not None
@@ -39,33 +25,27 @@ async def test_idle_instance_is_called_out(sshd_factory, tmp_path: Path) -> None
         assert app.fleet.views["busy"].idle_seconds(app.clock()) is None
         assert "online idle" not in app.dashboard.table._lines["idle"].plain  # not for 15 minutes yet
         shift[0] = 16 * 60  # a quarter of an hour later
-        await wait_for(pilot, lambda: "online idle" in app.dashboard.table._lines["idle"].plain, timeout=5)
+        await wait_for(pilot, lambda: "online idle" in app.dashboard.table._lines["idle"].plain)
+        # the row can be repainted (every 0.5 s) before the idle check (every 1 s) runs, and
+        # App.notify posts a message: the notification lands a moment after the row says so
+        await wait_for(pilot, lambda: any(m.startswith("idle has been idle") for m in notes()))
         assert "online idle" not in app.dashboard.table._lines["busy"].plain and state_of(app, "busy") == "online"
-        notes = [n.message for n in app._notifications]
-        assert any(m.startswith("idle has been idle 16m00s") and "¥1.50/h" in m for m in notes), notes
-        assert not any(m.startswith("busy has been idle") for m in notes)
+        assert any(m.startswith("idle has been idle 16m00s") and "¥1.50/h" in m for m in notes()), notes()
+        assert not any(m.startswith("busy has been idle") for m in notes())
         assert "idle 16m" in app.dashboard.host_panel.render_view(app.fleet.views["idle"], app.clock()).plain
         await pilot.pause(1.5)
         assert sum(m.startswith("idle has been idle") for m in (n.message for n in app._notifications)) == 1  # once
 
 
-async def test_daily_budget_warning_once(sshd_instance, tmp_path: Path) -> None:
-    text = config_text([sshd_instance], connect_timeout=2.0).replace(
-        "refresh_seconds = 0.5\n", "refresh_seconds = 0.5\nbudget_daily = 0.0001\n")
-    settings = parse_settings(text)
-    paths = Paths(tmp_path / "config.toml", tmp_path / "data", tmp_path / "log", tmp_path / "x", tmp_path / "y")
-    paths.data_dir.mkdir(parents=True)
-    paths.app_known_hosts.write_text(sshd_instance.host_public_key_line + "\n")
+async def test_daily_budget_warning_once(inproc_fleet, tmp_path: Path) -> None:
+    fleet = await inproc_fleet()
     shift = [0.0]
-    app = build_app(
-        config_source(settings, paths, SecretStore(environ={})), settings, clock=lambda: time.time() + shift[0]
-    )
+    app = inproc_app(tmp_path, fleet, settings="budget_daily = 0.0001\n", clock=lambda: time.time() + shift[0])
     async with app.run_test(size=(100, 30)) as pilot:
-        name = sshd_instance.name
-        await wait_for(pilot, lambda: app.fleet.views[name].stats is not None)  # a sighting in the ledger
+        await wait_for(pilot, lambda: app.fleet.views["gpu"].stats is not None)  # a sighting in the ledger
         budget = lambda: [n for n in app._notifications if n.title == "budget"]  # noqa: E731
         shift[0] = 31  # the next budget check
-        await wait_for(pilot, lambda: budget(), timeout=5)
+        await wait_for(pilot, lambda: budget())
         assert "passed your daily budget of ¥0.00" in budget()[0].message
         shift[0] = 62
         await pilot.pause(1.5)

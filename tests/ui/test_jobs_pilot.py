@@ -7,8 +7,9 @@ import time
 from pathlib import Path
 
 import pytest
-from test_dashboard_pilot import make_app, state_of, wait_for
+from pilothelp import make_app, state_of
 from textual.widgets import Input, Log, Select, Static
+from waiting import wait_for
 
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.job_log import JobLogScreen
@@ -58,12 +59,12 @@ async def test_run_form_log_screen_and_the_end_alert(sshd_instance, tmp_path: Pa
         screen = app.screen
         assert isinstance(screen, JobLogScreen)
         log = screen.query_one(Log)
-        await wait_for(pilot, lambda: "step 6 loss 0.6 llm" in "\n".join(log.lines), timeout=20)
+        await wait_for(pilot, lambda: "step 6 loss 0.6 llm" in "\n".join(log.lines))
         steps = [line for line in log.lines if line.startswith("step")]
         assert steps == [f"step {i} loss 0.{i} llm" for i in range(1, 7)]
         await wait_for(pilot, lambda: "loss 0.6" in str(screen.query_one("#head", Static).render()))
 
-        await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "succeeded", timeout=20)
+        await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "succeeded")
         await wait_for(pilot, lambda: bells)  # finished: bell and notification
         await pilot.press("escape")
         panel = app.dashboard.host_panel.render_view(app.dashboard.selected()).plain
@@ -94,7 +95,7 @@ async def test_refusal_stays_in_the_form_and_stop_asks_first(sshd_instance, tmp_
         assert jobs_of(app, name)[-1].state == "running"
         await pilot.press("x")
         await pilot.press("y")
-        await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "stopped", timeout=20)
+        await wait_for(pilot, lambda: jobs_of(app, name)[-1].state == "stopped")
         assert app.dashboard.check_action("stop_job", ()) is None
 
 

@@ -7,17 +7,11 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 from gpu_tui.ui.factory import build_app, local_source
 
 FAKES = Path(__file__).resolve().parents[1] / "fakes"
-
-
-async def wait_for(pilot, pred, timeout: float = 15.0) -> None:
-    end = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < end, "condition not reached"
-        await pilot.pause(0.1)
 
 
 def only_view(app):
@@ -78,8 +72,12 @@ async def test_remote_text_is_shown_as_text_not_markup(monkeypatch: pytest.Monke
     app = build_app(local_source())
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: only_view(app).frame is not None and bool(only_view(app).processes))
-        await pilot.pause(0.3)
-        svg = app.export_screenshot()
+
+        def painted() -> str:  # the panels paint a moment after the data arrived
+            svg = app.export_screenshot()
+            return svg if "[b]Hostile[/b]" in svg and "/opt/[red]evil[/red]/py" in svg else ""
+
+        svg = await wait_for(pilot, painted, what="the GPU name and the process path shown literally")
         assert "[b]Hostile[/b]" in svg  # literally, not as bold
         assert "/opt/[red]evil[/red]/py" in svg
         assert "\x1b" not in svg and "pwn\x07" not in svg

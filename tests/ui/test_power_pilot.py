@@ -1,5 +1,6 @@
 """S, Q and the q guard, driven with Pilot against real sshd whose fake `shutdown` takes the
-instance down (its sessions end, its sshd stops)."""
+instance down (its sessions end, its sshd stops); the guard's choices that power nothing off on
+in-process hosts (no root)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,13 @@ import time
 from pathlib import Path
 
 import pytest
+from pilothelp import inproc_app, make_app, on_top, screen_text, state_of
 from rich.console import Console
 from sshhelp import env_for_children
-from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Static
+from waiting import wait_for
 
 from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownConfirmScreen, ShutdownReportScreen
-
-pytestmark = pytest.mark.sshd
-
-
-def screen_text(screen) -> str:
-    return "\n".join(str(s.render()) for s in screen.query(Static))
 
 
 async def test_S_shuts_the_selected_instance_down_verified(sshd_factory, tmp_path: Path) -> None:
@@ -34,7 +30,7 @@ async def test_S_shuts_the_selected_instance_down_verified(sshd_factory, tmp_pat
         assert not a.powered_off
         await pilot.press("S")
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=20)
+        await wait_for(pilot, lambda: on_top(app, ShutdownReportScreen))
         assert "all 1 shut down and verified" in screen_text(app.screen)
         await pilot.press("enter")
         await wait_for(pilot, lambda: state_of(app, "a") == "stopped")
@@ -45,20 +41,25 @@ async def test_S_shuts_the_selected_instance_down_verified(sshd_factory, tmp_pat
         assert app.fleet.burn_rate() == pytest.approx(1.5)
 
 
-async def test_q_guard_then_quit_anyway(sshd_instance, tmp_path: Path) -> None:
-    app = make_app(tmp_path, [sshd_instance])
+def shutdowns(commands: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(name, c) for name, c in commands if "shutdown" in c or "poweroff" in c]
+
+
+async def test_q_guard_then_quit_anyway(inproc_fleet, inproc_commands, tmp_path: Path) -> None:
+    fleet = await inproc_fleet()
+    app = inproc_app(tmp_path, fleet)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
+        await wait_for(pilot, lambda: state_of(app, "gpu") == "online")
         await pilot.press("q")
         guard = app.screen
         assert isinstance(guard, QuitGuardScreen)
         text = screen_text(guard)
-        assert "still billing: " in text and sshd_instance.name in text and "¥1.50/h" in text
+        assert "still billing: " in text and "gpu" in text and "¥1.50/h" in text
         await pilot.press("escape")
         assert not isinstance(app.screen, QuitGuardScreen) and app.is_running
         await pilot.press("q")
         await pilot.press("y")
-    assert not sshd_instance.powered_off
+    assert inproc_commands and shutdowns(inproc_commands) == []
 
 
 async def test_Q_from_the_guard_reports_each_and_quits(sshd_factory, tmp_path: Path) -> None:
@@ -69,7 +70,7 @@ async def test_Q_from_the_guard_reports_each_and_quits(sshd_factory, tmp_path: P
         await pilot.press("q")
         assert isinstance(app.screen, QuitGuardScreen)
         await pilot.press("Q")
-        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=20)
+        await wait_for(pilot, lambda: on_top(app, ShutdownReportScreen))
         text = screen_text(app.screen)
         assert "1 NOT shut down" in text and "the shutdown command failed (exit 1): refused" in text
         assert "stopped (verified" in text
@@ -98,7 +99,7 @@ async def test_ledger_records_the_dashboard_and_closes_at_shutdown(sshd_instance
         await pilot.press("escape")
         await pilot.press("S")
         await pilot.press("y")
-        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=20)
+        await wait_for(pilot, lambda: on_top(app, ShutdownReportScreen))
         await pilot.press("enter")
     with Ledger(tmp_path / "data" / "ledger.sqlite3") as reader:
         (interval,) = reader.intervals()
@@ -119,21 +120,22 @@ async def test_S_can_pull_the_results_first(sshd_instance, tmp_path: Path, monke
         assert isinstance(app.screen, ShutdownConfirmScreen)
         assert f"p pulls proj/out into {local} first" in screen_text(app.screen)
         await pilot.press("p")
-        await wait_for(pilot, lambda: isinstance(app.screen, ShutdownReportScreen), timeout=30)
+        await wait_for(pilot, lambda: on_top(app, ShutdownReportScreen), timeout=30)
         assert "all 1 shut down and verified" in screen_text(app.screen)
     assert (local / "best.pt").read_text() == "weights\n"
     assert sshd_instance.powered_off
 
 
-async def test_the_q_guard_offers_pulling_first_when_sync_is_set(sshd_instance, tmp_path: Path) -> None:
+async def test_the_q_guard_offers_pulling_first_when_sync_is_set(inproc_fleet, inproc_commands, tmp_path: Path) -> None:
+    fleet = await inproc_fleet()
     results = tmp_path / "r"
     extra = f'sync = {{ local = "{results}" }}\n'
-    app = make_app(tmp_path, [sshd_instance], keys=extra)
+    app = inproc_app(tmp_path, fleet, keys=extra)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: state_of(app, sshd_instance.name) == "online")
+        await wait_for(pilot, lambda: state_of(app, "gpu") == "online")
         await pilot.press("q")
         guard = app.screen
         assert isinstance(guard, QuitGuardScreen)
         assert [b.id for b in guard.query("Button")] == ["pull_all", "shutdown_all", "quit", "stay"]
         await pilot.press("escape")
-    assert not sshd_instance.powered_off
+    assert inproc_commands and shutdowns(inproc_commands) == []

@@ -16,8 +16,9 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from pilothelp import state_of
 from pydantic import SecretStr
-from test_dashboard_pilot import state_of, wait_for
+from waiting import wait_for
 
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore, env_var_name

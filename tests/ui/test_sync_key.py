@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from pilothelp import make_app, state_of
 from sshhelp import env_for_children
-from test_dashboard_pilot import make_app, state_of, wait_for
 from textual.widgets import Static
+from waiting import wait_for
 
 from gpu_tui.ui.factory import build_app, local_source
 from gpu_tui.ui.screens.sync import SyncScreen
-
-pytestmark = pytest.mark.sshd
 
 
 async def test_y_opens_sync_for_the_selected_instance(sshd_instance, tmp_path: Path, monkeypatch) -> None:
@@ -38,5 +36,5 @@ async def test_y_opens_sync_for_the_selected_instance(sshd_instance, tmp_path: P
 async def test_no_sync_key_on_this_machine(tmp_path: Path) -> None:
     app = build_app(local_source())
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause(0.5)
+        await wait_for(pilot, lambda: app.fleet is not None)
         assert app.dashboard.check_action("sync", ()) is False

@@ -4,14 +4,13 @@ cancel, and an 80x24 layout."""
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from sshhelp import ssh_host
 from textual.app import App
 from textual.widgets import Static
+from waiting import wait_for
 
 from gpu_tui.config.settings import InstanceConfig, SyncConfig
 from gpu_tui.ui.screens.sync import SyncScreen
@@ -28,27 +27,21 @@ class SyncApp(App[None]):
         self.push_screen(self._sync_screen)
 
 
-async def wait_for(pilot, pred: Callable[[], bool], timeout: float = 30.0) -> None:
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError("condition not reached")
-        await pilot.pause(0.05)
-
-
 def text_of(screen: SyncScreen, wid: str) -> str:
     return str(screen.query_one(wid, Static).render())
 
 
-def transports() -> list[int]:
+def transports(config: str) -> list[int]:
+    """pids of rsync transports (`gpu-tui --config CONFIG _transport`) of this test's config."""
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if b"_transport" in Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0"):
-                    pids.append(int(entry))
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
             except OSError:
-                pass
+                continue
+            if b"_transport" in argv and config.encode() in argv:
+                pids.append(int(entry))
     return pids
 
 
@@ -127,10 +120,7 @@ async def test_escape_cancels_a_running_sync(setup, sshd_instance) -> None:
             await wait_for(pilot, lambda: screen.running is None)
             assert "cancelled" in text_of(screen, "#status")
             assert pilot.app.screen is screen  # the first escape cancels, it does not leave
-            end = time.monotonic() + 5
-            while transports() and time.monotonic() < end:
-                await pilot.pause(0.05)
-            assert not transports()
+            await wait_for(pilot, lambda: not transports(cfg), what="the rsync transport to end")
             assert not (sshd_instance.home() / "proj" / "big.bin").exists()
     finally:
         await host.close()
