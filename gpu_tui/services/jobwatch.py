@@ -108,10 +108,12 @@ class JobWatcher:
                     (log.info if self._failures == 1 else log.debug)("%s: job list: %s", self.inst.name, exc)
             self._poke.clear()
             try:
-                # not online yet: look again soon, so jobs show right after the first connect.
+                # Not online (or the watch loop reports the jobs): the owner pokes when that
+                # changes (Fleet: on the connect and on a fall back to polling), so no wake-up
+                # every half second per instance; the interval is only the safety net.
                 # asyncio.timeout, not wait_for: on 3.11 a cancel racing wait_for's own timeout
                 # could leave this task stuck "cancelling" and the app's exit waiting on it
-                async with asyncio.timeout(self._interval if online else 0.5):
+                async with asyncio.timeout(self._interval):
                     await self._poke.wait()
             except TimeoutError:
                 pass
