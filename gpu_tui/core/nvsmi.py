@@ -130,25 +130,42 @@ def parse_row(line: str) -> GpuSample | None:
     with more fields than asked for (a value holding ", " would shift every later column, so the
     row is refused rather than misread). Values may carry units; they are dropped.
     """
+    # Hot: every GPU of every instance, every tick. The plain numbers of a nounits stream are
+    # converted inline (to_int / to_float only for the rest: units, [N/A], junk), and the
+    # sample is built positionally.
     parts = line.rstrip("\r\n").split(_SEP)
     n = len(parts)
-    if n != _N_FIELDS and n != _N_LEGACY:
+    if n == _N_FIELDS:
+        index, uuid, name, util, used, total, temp, draw, limit, fan, mig = parts
+    elif n == _N_LEGACY:
+        index, uuid, name, util, used, total, temp, draw, limit, fan = parts
+        mig = None
+    else:
         return None
-    index = parts[0].strip()
-    if not (index.isdigit() and index.isascii()) or len(index) > _MAX_NUMBER_LEN:
+    if not (index.isdigit() and index.isascii()):
+        index = index.strip()
+        if not (index.isdigit() and index.isascii()):
+            return None
+    if len(index) > _MAX_NUMBER_LEN:
         return None
+    # an ASCII line's digits are 0-9 only, the digits int() and float() read as to_int does
+    plain = line.isascii()
     return GpuSample(
-        index=int(index),
-        uuid=parse_value(parts[1]),
-        name=parse_value(parts[2]),
-        utilization_gpu=to_int(parts[3]),
-        memory_used_mib=to_int(parts[4]),
-        memory_total_mib=to_int(parts[5]),
-        temperature_c=to_int(parts[6]),
-        power_draw_w=to_float(parts[7]),
-        power_limit_w=to_float(parts[8]),
-        fan_speed_percent=to_int(parts[9]),
-        mig_mode=parse_value(parts[10]) if n == _N_FIELDS else None,
+        int(index),
+        parse_value(uuid),
+        parse_value(name),
+        int(util) if plain and util.isdigit() and len(util) <= _MAX_NUMBER_LEN else to_int(util),
+        int(used) if plain and used.isdigit() and len(used) <= _MAX_NUMBER_LEN else to_int(used),
+        int(total) if plain and total.isdigit() and len(total) <= _MAX_NUMBER_LEN else to_int(total),
+        int(temp) if plain and temp.isdigit() and len(temp) <= _MAX_NUMBER_LEN else to_int(temp),
+        float(draw)
+        if plain and len(draw) <= _MAX_NUMBER_LEN and draw.replace(".", "", 1).isdigit()
+        else to_float(draw),
+        float(limit)
+        if plain and len(limit) <= _MAX_NUMBER_LEN and limit.replace(".", "", 1).isdigit()
+        else to_float(limit),
+        int(fan) if plain and fan.isdigit() and len(fan) <= _MAX_NUMBER_LEN else to_int(fan),
+        None if mig is None else parse_value(mig),
     )
 
 
@@ -348,9 +365,12 @@ class FrameAssembler:
     Once a tick's size is known (`expected`, learned from each tick closed that way or set up
     front by the caller) a tick is emitted as soon as it has that many rows. Error lines come
     back as GpuError; other non-row lines are skipped.
+
+    `feed` takes one line; `feed_chunk` takes the stream's text as it arrives (lines cut
+    anywhere) and gives the same results as `feed` over its lines, with one call per chunk.
     """
 
-    __slots__ = ("expected", "_clock", "_rows", "_last", "_sent")
+    __slots__ = ("expected", "_clock", "_rows", "_last", "_sent", "_partial")
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.expected: int | None = None
@@ -358,6 +378,7 @@ class FrameAssembler:
         self._rows: list[GpuSample] = []
         self._last = -1  # index of the latest row of the current tick
         self._sent = False  # the current tick was emitted early, on reaching `expected`
+        self._partial = ""  # feed_chunk: the start of a line cut at the end of the last chunk
 
     def _frame(self, rows: list[GpuSample]) -> GpuFrame:
         # Rows of one tick have strictly growing indexes by construction: already sorted.
@@ -391,6 +412,27 @@ class FrameAssembler:
             # When a tick closed just now too (size fell to 1), the newer frame wins.
             return self._frame(rows)
         return self._frame(closed) if closed else None
+
+    def lines(self, chunk: str) -> list[str]:
+        """The complete lines of `chunk` after what the previous chunks left (one `\\r` before
+        each newline dropped); a cut last line is kept for the next call (or `rest()`)."""
+        text = self._partial + chunk if self._partial else chunk
+        if "\r" in text:
+            text = text.replace("\r\n", "\n")
+        lines = text.split("\n")
+        self._partial = lines.pop()
+        return lines
+
+    def rest(self) -> str:
+        """At stream end: the cut line `lines()` still holds ("" when none), and forget it."""
+        rest, self._partial = self._partial, ""
+        return rest
+
+    def feed_chunk(self, chunk: str) -> list[GpuFrame | GpuError]:
+        """Take the next piece of the stream's text; return the frames and errors its complete
+        lines finished, in order: what `feed` returns for each of `lines(chunk)`, Nones left out."""
+        feed = self.feed
+        return [out for line in self.lines(chunk) if (out := feed(line)) is not None]
 
     def flush(self) -> GpuFrame | None:
         """At stream end: the rows not yet emitted as a frame, or None. Resets the tick state."""

@@ -157,27 +157,37 @@ class Fleet:
 
     def _handle(self, event: FleetEvent) -> None:
         view = self.views[event.name]
-        if isinstance(event, JobsReceived):
+        if isinstance(event, GpuFrameReceived):  # first: every instance's, every tick
+            frame = event.frame
+            view.frame = frame
+            view.history.append(frame)
+            # MIG reports no utilisation (None): unknown is not idle
+            below = self._idle_util
+            idle = bool(frame.gpus)
+            for g in frame.gpus:
+                u = g.utilization_gpu
+                if u is None or u >= below:
+                    idle = False
+                    break
+            if not idle:
+                view.gpus_idle_since = None
+            elif view.gpus_idle_since is None:
+                view.gpus_idle_since = frame.taken_at
+        elif isinstance(event, JobsReceived):
             view.jobs, view.jobs_listed = event.jobs, True
         elif isinstance(event, AutostopReceived):
             view.autostop = event
         elif isinstance(event, WatchModeChanged):
             view.watch_note = event.note if event.mode is WatchMode.POLLING else None
-        elif isinstance(event, GpuFrameReceived):
-            view.frame = event.frame
-            view.history.append(event.frame)
-            utils = [g.utilization_gpu for g in event.frame.gpus]
-            # MIG reports no utilisation (None): unknown is not idle
-            idle = bool(utils) and all(u is not None and u < self._idle_util for u in utils)
-            if not idle:
-                view.gpus_idle_since = None
-            elif view.gpus_idle_since is None:
-                view.gpus_idle_since = event.frame.taken_at
+            if event.mode is WatchMode.POLLING:
+                self.watchers[event.name].poke()  # it lists the jobs now (it waits for this)
         elif isinstance(event, StateChanged):
             if event.state is not ConnState.ONLINE:
                 view.gpus_idle_since = None
             view.state, view.message, view.retry_at = event.state, event.message, event.retry_at
             view.fingerprint, view.key_line = event.fingerprint, event.key_line
+            if event.state is ConnState.ONLINE:
+                self.watchers[event.name].poke()
         elif isinstance(event, GpuErrorChanged):
             view.gpu_error = event.error
         elif isinstance(event, ProcessesReceived):

@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 JOB_POLL_SECONDS = 5.0
 WATCH_SUMMARY_BYTES = 64 * 1024  # the log end read each poll per running job
 AUTOSTOP_POLL_EVERY = 3
+IDLE_RECHECK_SECONDS = 60.0
+"""While not polling, how often the watcher looks again unpoked (its owner pokes it on the
+changes that matter, so this is only a safety net)."""
 """The autostop watchdog's status is read every 3rd job poll (15 s): it decides once per 15 s."""
 
 
@@ -108,10 +111,12 @@ class JobWatcher:
                     (log.info if self._failures == 1 else log.debug)("%s: job list: %s", self.inst.name, exc)
             self._poke.clear()
             try:
-                # not online yet: look again soon, so jobs show right after the first connect.
+                # Not online (or the watch loop reports the jobs): the owner pokes when that
+                # changes (Fleet: on the connect and on a fall back to polling), so an idle
+                # watcher costs no wake-ups; IDLE_RECHECK_SECONDS is only the safety net.
                 # asyncio.timeout, not wait_for: on 3.11 a cancel racing wait_for's own timeout
                 # could leave this task stuck "cancelling" and the app's exit waiting on it
-                async with asyncio.timeout(self._interval if online else 0.5):
+                async with asyncio.timeout(self._interval if online else IDLE_RECHECK_SECONDS):
                     await self._poke.wait()
             except TimeoutError:
                 pass

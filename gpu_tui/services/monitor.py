@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 from gpu_tui.core import nvsmi
 from gpu_tui.core.errors import AuthFailed, HostKeyChanged, HostKeyUnknown, RemoteError
@@ -19,7 +19,7 @@ from gpu_tui.core.hoststats import CpuTimes, parse_probe
 from gpu_tui.core.i18n import _
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame
 from gpu_tui.remote.backoff import backoff_delay
-from gpu_tui.remote.host import Host, LineStream
+from gpu_tui.remote.host import Host
 from gpu_tui.services import probes
 from gpu_tui.services.events import (
     ConnState,
@@ -40,16 +40,46 @@ log = logging.getLogger(__name__)
 GPU_RETRY_SECONDS = 15.0
 
 
-async def _lines_of(stream: LineStream) -> AsyncIterator[str]:
-    """The stream's lines, read a chunk at a time (one wake-up per tick, not one per GPU row)."""
-    rest = ""
-    async for chunk in stream.chunks():
-        parts = (rest + chunk if rest else chunk).split("\n")
-        rest = parts.pop()
-        for part in parts:
-            yield part[:-1] if part.endswith("\r") else part
-    if rest:
-        yield rest
+class _GpuStreamReader:
+    """One GPU stream's text as it arrives -> the monitor's frame and error events."""
+
+    __slots__ = ("asm", "error", "got_frame", "tail", "_monitor")
+
+    def __init__(self, asm: nvsmi.FrameAssembler, monitor: HostMonitor, error: GpuError | None) -> None:
+        self.asm = asm
+        self.error = error
+        """The GPU error last reported (kept across streams: a frame clears it)."""
+        self.got_frame = False
+        self.tail: list[str] = []
+        """Until the first frame, the last non-blank lines: what a stream without frames said."""
+        self._monitor = monitor
+
+    def take(self, chunk: str) -> None:
+        asm = self.asm
+        outs: list[GpuFrame | GpuError]
+        if self.got_frame:
+            outs = asm.feed_chunk(chunk)  # the steady state: the tick's chunk parsed at once
+        else:
+            outs = []
+            for line in asm.lines(chunk):
+                out = asm.feed(line)
+                if isinstance(out, GpuFrame):
+                    self.got_frame = True
+                elif not self.got_frame and line.strip():
+                    self.tail = (self.tail + [line])[-5:]
+                if out is not None:
+                    outs.append(out)
+        mon = self._monitor
+        for out in outs:
+            if isinstance(out, GpuFrame):
+                mon._gpu_count = len(out.gpus)
+                if self.error is not None:
+                    self.error = None
+                    mon._emit(GpuErrorChanged(mon.name, None))
+                mon._emit(GpuFrameReceived(mon.name, out))
+            elif out != self.error:
+                self.error = out
+                mon._emit(GpuErrorChanged(mon.name, out))
 
 
 def _raise_lost_cancel() -> None:
@@ -183,29 +213,21 @@ class HostMonitor:
             if self._gpu_count is None:
                 self._gpu_count = await self._count_gpus()
             asm.expected = self._gpu_count
-            tail: list[str] = []
-            got_frame = False
+            reader = _GpuStreamReader(asm, self, error)
             try:
                 async with self.host.stream(probes.gpu_stream_command(self._refresh, legacy=legacy)) as lines:
-                    async for line in _lines_of(lines):
-                        out = asm.feed(line)
-                        if not got_frame and not isinstance(out, GpuFrame) and line.strip():
-                            tail = (tail + [line])[-5:]
-                        if isinstance(out, GpuFrame):
-                            got_frame = True
-                            self._gpu_count = len(out.gpus)
-                            if error is not None:
-                                error = None
-                                self._emit(GpuErrorChanged(self.name, None))
-                            self._emit(GpuFrameReceived(self.name, out))
-                        elif out is not None and out != error:
-                            error = out
-                            self._emit(GpuErrorChanged(self.name, out))
+                    # a chunk at a time: one wake-up per tick, not one per GPU row
+                    take = reader.take
+                    async for chunk in lines.chunks():
+                        take(chunk)
+                    take("\n")  # a last line without its newline
                     status = lines.exit_status
             except RemoteError as exc:
+                error = reader.error
                 log.info("%s: gpu stream: %s", self.name, exc)
                 await asyncio.sleep(GPU_RETRY_SECONDS)
                 continue
+            error, got_frame, tail = reader.error, reader.got_frame, reader.tail
             if not got_frame and not legacy and nvsmi.unsupported_field("\n".join(tail)) == "mig.mode.current":
                 legacy = True  # an old driver: ask again without the MIG field, at once
                 continue

@@ -683,3 +683,43 @@ def rows_and_samples(draw: st.DrawFn) -> tuple[str, GpuSample]:
 def test_parse_row_round_trip(case: tuple[str, GpuSample]) -> None:
     line, sample = case
     assert parse_row(line) == sample
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.one_of(LINES, st.sampled_from(real_rows(4)), st.sampled_from(["\r", "", "No devices were found"])),
+             max_size=30),
+    st.lists(st.integers(0, 4000), max_size=12),
+    st.one_of(st.none(), st.integers(0, 5)),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_feed_chunk_is_feed_over_lines(lines: list[str], cuts: list[int], expected: int | None, eol: str) -> None:
+    """The chunk API gives what `feed` gives line by line, wherever the stream is cut."""
+    lines = [x for line in lines for x in line.replace("\r\n", "\n").split("\n")]  # one line each
+    text = "".join(line + eol for line in lines)
+    by_line = FrameAssembler(lambda: 1.0)
+    by_line.expected = expected
+    want = [r for r in map(by_line.feed, lines) if r is not None]
+    by_chunk = FrameAssembler(lambda: 1.0)
+    by_chunk.expected = expected
+    got = []
+    bounds = sorted({0, len(text), *(c for c in cuts if c < len(text))})
+    for a, b in itertools.pairwise(bounds):
+        got += by_chunk.feed_chunk(text[a:b])
+    assert by_chunk.rest() == ""
+    assert got == want
+    assert by_chunk.flush() == by_line.flush()
+
+
+def test_feed_chunk_keeps_a_cut_line_for_the_next_chunk() -> None:
+    rows = real_rows(2)
+    assembler = FrameAssembler(lambda: 5.0)
+    assembler.expected = 2
+    text = "\n".join(rows) + "\n"
+    assert assembler.feed_chunk(text[:10]) == []
+    assert assembler.feed_chunk(text[10:-3]) == []
+    (frame,) = assembler.feed_chunk(text[-3:])
+    assert isinstance(frame, GpuFrame) and [g.index for g in frame.gpus] == [0, 1]
+    assert frame.gpus == tuple(parse_row(r) for r in rows)
+    assert assembler.feed_chunk("0, GPU-x") == [] and assembler.rest() == "0, GPU-x"
+    assert assembler.rest() == ""
