@@ -107,8 +107,10 @@ def one_size(h: bd.Harness, bench: bm.Bench, n: int, args: argparse.Namespace) -
             if k == 0:
                 forks = counter.stop()
                 forks_window = time.monotonic() - w0
-        rss, hwm = proc_rss_mib(pid)
         screen = h.capture(session)
+        if not Path(f"/proc/{pid}/status").exists() or "VmRSS" not in Path(f"/proc/{pid}/status").read_text():
+            raise RuntimeError(f"the dashboard exited during the measurement; its screen:\n{screen}")
+        rss, hwm = proc_rss_mib(pid)
         h.stop_dashboard(session, pid)
         return {
             "n": n, "lang": args.lang or "en", "loadavg": bw.loadavg(),
