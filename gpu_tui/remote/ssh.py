@@ -362,7 +362,8 @@ class SshHost(Host):
         return CommandResult(res.exit_status, str(res.stdout or ""), str(res.stderr or ""))
 
     @asynccontextmanager
-    async def stream(self, command: str) -> AsyncIterator[LineStream]:
+    async def _text_process(self, command: str) -> AsyncIterator[asyncssh.SSHClientProcess[str]]:
+        """A long-lived command on one channel of the budget, stderr merged, closed on exit."""
         conn = self._require()
         async with self._channels:
             try:
@@ -372,26 +373,21 @@ class SshHost(Host):
             except (asyncssh.Error, OSError) as exc:
                 raise ConnectionLost(_named(self.name, exc)) from None
             try:
-                assert self._client is not None
-                yield _SshLines(process, self._client.lost)
+                yield process
             finally:
                 process.close()
 
     @asynccontextmanager
+    async def stream(self, command: str) -> AsyncIterator[LineStream]:
+        async with self._text_process(command) as process:
+            assert self._client is not None
+            yield _SshLines(process, self._client.lost)
+
+    @asynccontextmanager
     async def duplex(self, command: str) -> AsyncIterator[DuplexStream]:
-        conn = self._require()
-        async with self._channels:
-            try:
-                process = await conn.create_process(
-                    command, encoding="utf-8", errors="replace", stderr=asyncssh.STDOUT
-                )
-            except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(f"{self.name}: {_reason(exc)}") from None
-            try:
-                assert self._client is not None
-                yield _SshDuplex(process, self._client.lost, self.name)
-            finally:
-                process.close()
+        async with self._text_process(command) as process:
+            assert self._client is not None
+            yield _SshDuplex(process, self._client.lost, self.name)
 
     @asynccontextmanager
     async def stream_bytes(self, command: str) -> AsyncIterator[ByteStream]:
