@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
 
+from stubhost import StubHost
 from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Static
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import ConnectionLost
-from gpu_tui.remote.host import ByteStream, CommandResult, Host, LineStream
+from gpu_tui.remote.host import ByteStream, CommandResult, LineStream
 from gpu_tui.services.conda import CondaInstall
 from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.sync import SyncScreen
@@ -20,17 +21,10 @@ HOSTILE = "gpu: the shell said [bold]x[/] \x1b[31mred\x1b[0m\x07 [link=https://e
 SHOWN = "offline: gpu: the shell said [bold]x[/] red? [link=https://evil]here[/link]"
 
 
-class BrokenHost(Host):
+class BrokenHost(StubHost):
     """Every command fails with HOSTILE."""
 
     name = "gpu"
-
-    @property
-    def connected(self) -> bool:
-        return True
-
-    async def connect(self) -> None:
-        pass
 
     async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
         raise ConnectionLost(HOSTILE)
@@ -40,12 +34,6 @@ class BrokenHost(Host):
 
     def stream_bytes(self, command: str) -> AbstractAsyncContextManager[ByteStream]:
         raise ConnectionLost(HOSTILE)
-
-    async def wait_closed(self) -> BaseException | None:
-        return None
-
-    async def close(self) -> None:
-        pass
 
 
 class OneScreen(App[None]):

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from rich.cells import cell_len
 from rich.text import Text
+from stubhost import StubHost
 from textual.app import App
 from textual.screen import Screen
 from textual.widgets import Input, Label
@@ -27,7 +28,7 @@ from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, SyncConfig, parse_settings
 from gpu_tui.core import i18n
 from gpu_tui.core.errors import ConfigError
-from gpu_tui.remote.host import CommandResult, Host
+from gpu_tui.remote.host import CommandResult
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.onboard import Onboarder
 from gpu_tui.services.power import ShutdownResult
@@ -194,32 +195,13 @@ async def test_cost_screen(tmp_path: Path) -> None:
         assert all(cell_len(line) <= 80 for line in text.splitlines())
 
 
-class PathsHost(Host):
+class PathsHost(StubHost):
     """Answers the sync screen's probe ($HOME, rsync's version) and nothing else."""
 
     name = "box"
 
-    @property
-    def connected(self) -> bool:
-        return True
-
-    async def connect(self) -> None:
-        pass
-
     async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
         return CommandResult(0, "/root\nrsync  version 3.2.7  protocol version 31\n", "")
-
-    def stream(self, command: str) -> Any:
-        raise NotImplementedError
-
-    def stream_bytes(self, command: str) -> Any:
-        raise NotImplementedError
-
-    async def wait_closed(self) -> BaseException | None:
-        return None
-
-    async def close(self) -> None:
-        pass
 
 
 async def test_sync_screen(tmp_path: Path) -> None:

@@ -6,12 +6,11 @@ the fixed example instance (shots.EXAMPLE) against a host that answers only that
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
-
+from stubhost import StubHost
 from textual.app import App
 from textual.widgets import Static
 
-from gpu_tui.remote.host import ByteStream, CommandResult, Host, LineStream
+from gpu_tui.remote.host import CommandResult
 from gpu_tui.ui.screens.sync import SyncScreen
 
 from .shots import EXAMPLE, SIZES, HostApp, steps, text_of, wait_for
@@ -19,33 +18,14 @@ from .shots import EXAMPLE, SIZES, HostApp, steps, text_of, wait_for
 RSYNC_VERSION = "rsync  version 3.2.7  protocol version 31"
 
 
-class ProbeHost(Host):
+class ProbeHost(StubHost):
     """Answers the sync screen's one question (services/sync.py PROBE): the home and rsync's version."""
 
     name = EXAMPLE.name
 
-    @property
-    def connected(self) -> bool:
-        return True
-
-    async def connect(self) -> None:
-        return None
-
     async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
         assert "rsync --version" in command, command
         return CommandResult(0, f"/root\n{RSYNC_VERSION}\n", "")
-
-    def stream(self, command: str) -> AbstractAsyncContextManager[LineStream]:
-        raise AssertionError("the snapshot streams nothing")
-
-    def stream_bytes(self, command: str) -> AbstractAsyncContextManager[ByteStream]:
-        raise AssertionError("the snapshot streams nothing")
-
-    async def wait_closed(self) -> BaseException | None:
-        return None
-
-    async def close(self) -> None:
-        return None
 
 
 def _paths_shown(app: App[object]) -> bool:
