@@ -2,7 +2,7 @@
 
 Every reason starts with the words people and scripts match on (issue 13): `CUDA out of memory`,
 `NaN loss`, `NaN loss (inf)`, `NCCL timeout`, `NCCL error: ...`, `CUDA device-side assert`,
-`CUDA error: ...`, `ModuleNotFoundError: <module>`, `ImportError: ...`, `killed` (`killed (time
+`CUDA error: ...`, `ModuleNotFoundError: <module>`, `ImportError: ...`, `MemoryError: ...` (host RAM), `killed` (`killed (time
 limit)` ...), `No space left on device`, `segfault`, `aborted`. Tracebacks span lines: they
 are core/logsummary's (`Traceback: <Exception>: <message>`).
 
@@ -30,6 +30,7 @@ __all__ = [
     "NCCL_ERROR",
     "DEVICE_ASSERT",
     "NO_SPACE",
+    "MEMORY_ERROR",
     "line_failure",
     "nonfinite_loss",
 ]
@@ -45,6 +46,7 @@ NCCL_TIMEOUT = "NCCL timeout"
 NCCL_ERROR = "NCCL error"
 DEVICE_ASSERT = "CUDA device-side assert"
 NO_SPACE = "No space left on device"
+MEMORY_ERROR = "MemoryError"  # the host's RAM, not the GPU's (that one is OOM)
 
 _MAX_DETAIL = 80
 
@@ -121,6 +123,10 @@ _DEVICE_ASSERT = re.compile(
 _CUDA_ERROR = re.compile(r"\s*[\w.]*(?:Error|Exception):\s*CUDA error: (.+)")
 _MODULE = re.compile(r"\s*(?:[\w.]+\.)?ModuleNotFoundError: No module named '([^']+)'")
 _IMPORT = re.compile(r"\s*ImportError: (.+)")
+# Python's / numpy's host-RAM error: a bare `MemoryError` ending a traceback, `numpy.core.
+# _exceptions._ArrayMemoryError: Unable to allocate 7.91 GiB for an array ...`. CUDA's
+# `torch.cuda.OutOfMemoryError` is OOM's (its row comes first).
+_MEMORY = re.compile(r"\s*(?:[\w.]+\.)?_?(?:Array)?MemoryError(?::\s*(.*?))?\s*$")
 # `OSError: [Errno 28] No space left on device: '/root/ckpt'`, `cp: error writing 'x': No space
 # left on device`; torch.save on a full disk: `PytorchStreamWriter failed writing file`.
 _NO_SPACE = re.compile(
@@ -184,6 +190,13 @@ def _module(body: str) -> str | None:
     return f"ImportError: {_short(m[1])}" if m else None
 
 
+def _memory(body: str) -> str | None:
+    m = _MEMORY.match(body)
+    if m is None:
+        return None
+    return f"{MEMORY_ERROR}: {_short(m[1])}" if m[1] else MEMORY_ERROR
+
+
 # (keywords, recogniser): tried in order on lines holding one of the keywords.
 _FAILURE_FORMS: tuple[tuple[tuple[str, ...], Callable[[str], str | None]], ...] = (
     (("emory", "ALLOC_FAILED", "OOM when"), _fixed(OOM, _OOM)),
@@ -193,6 +206,7 @@ _FAILURE_FORMS: tuple[tuple[tuple[str, ...], Callable[[str], str | None]], ...] 
     (("CUDA error: ",), _cuda_error),
     (("No space left", "PytorchStreamWriter"), _fixed(NO_SPACE, _NO_SPACE)),
     (("ModuleNotFoundError", "ImportError"), _module),
+    (("MemoryError",), _memory),
     (("CANCELLED AT", "PBS: job killed", "TERM_RUNLIMIT"), _scheduler),
     (("oom_kill", "OOM Killed", "Killed process"), _fixed("killed (out of host memory)", _HOST_OOM)),
     (("DataLoader worker",), _fixed("killed (DataLoader worker)", _WORKER_KILLED)),

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from types import MappingProxyType
 
 from gpu_tui.core.logcount import counters, with_desc_counters
@@ -87,11 +88,20 @@ _CONFIG_DUMPS = ("Namespace(", "hyperparameters:", "engine/trainer:", "Config:",
 # ----------------------------------------------------------------------------- line prefixes
 
 _RANK = re.compile(r"\[(?:rank|default)(\d+)\]:[ ]?")  # torchrun / PyTorch >= 2.2 line prefixes
+# A log viewer's (or `cat -n`-like) line number: `[231844] ValueError: ...`, `[80746] [rank0]:...`.
+_LINE_NO = re.compile(r"\[\d+\] ")
 
 
 def strip_rank(line: str) -> tuple[str | None, str]:
-    """(`N` of a leading `[rankN]:` / `[defaultN]:` prefix or None, the line without it)."""
+    """(`N` of a leading `[rankN]:` / `[defaultN]:` prefix or None, the line without it and
+    without a line number `[231844] ` before it)."""
     if line.startswith("["):
+        if line[1:2].isdigit():
+            n = _LINE_NO.match(line)
+            if n is not None:
+                line = line[n.end() :]
+                if not line.startswith("["):
+                    return None, line
         m = _RANK.match(line)
         if m is not None:
             return m[1], line[m.end() :]
@@ -357,6 +367,9 @@ def is_eval_key(key: str) -> bool:
 
 # ----------------------------------------------------------------------------- parse_line
 
+# An exception's own line (`ValueError: ...`, `numpy.core._exceptions.MemoryError: ...`): its words are not counters.
+_EXCEPTION_LINE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning): ")
+
 
 def parse_line(line: str) -> LineInfo:
     """Progress, metrics and a single-line failure from one display line.
@@ -385,11 +398,14 @@ def parse_line(line: str) -> LineInfo:
         progress = with_desc_counters(progress)
         if progress.desc is not None and progress.scope == "bar":
             columns = header_columns(progress.desc)
-    else:
+    elif _EXCEPTION_LINE.match(body) is None:  # `ValueError: Tried to step 100002 times` counts nothing
         progress = counters(body)
         if progress is None:
             columns = header_columns(body)
     metrics = _metrics(body) if progress is None or progress.scope != "yolo" else {}
+    if progress is not None and progress.global_step is None and "global_step" in metrics:
+        # Lightning/NeMo postfix `global_step=3.2e+4`: the run's step next to the epoch's bar
+        progress = replace(progress, global_step=int(metrics["global_step"]))
     if failure is None and metrics:
         failure = nonfinite_loss(metrics, is_loss_key)
     if progress is None and not metrics and failure is None and columns is None:
