@@ -45,7 +45,8 @@ _OPENNMT_SEC = re.compile(r";\s*(\d+) sec\b")
 _FAIRSEQ = re.compile(r".*?\bepoch (\d+)\s*:\s+(\d+)\s*/\s*(\d+)\b")
 _FAIRSEQ_EPOCH = re.compile(r"\|?\s*epoch (\d{3,})\b(?! *:)")
 _UPDATES = re.compile(r"\bnum_updates[= ](\d+)")
-_TIMM = re.compile(r".*?\bTrain: (\d+) \[\s*(\d+)\s*/\s*(\d+)")
+# timm prints its own percent, batch_idx / last_idx (`[  32/33 (100%)]`): that one is the bar's.
+_TIMM = re.compile(r".*?\bTrain: (\d+) \[\s*(\d+)\s*/\s*(\d+)(?: \(\s*(\d+)%\))?")
 _STEP = re.compile(
     r"(?:.*?[^\w/.-])?(?:global[ _])?(?:step|iter(?:ation)?)s?\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)\b(?![./]\d)",
     re.IGNORECASE,
@@ -186,7 +187,8 @@ def _timm(line: str) -> Progress | None:
     if m is None:
         return None
     step, steps = int(m[2]), int(m[3])
-    return Progress(percent=_pct(step, steps), step=step, steps=steps, epoch=int(m[1]), scope="zero")
+    percent = float(m[4]) if m[4] else _pct(step, steps)
+    return Progress(percent=percent, step=step, steps=steps, epoch=int(m[1]), scope="zero")
 
 
 def _plain(line: str) -> Progress | None:

@@ -53,12 +53,15 @@ _MAX_DETAIL = 80
 # CUDA out of memory, every phrasing: PyTorch < 1.13 `RuntimeError: CUDA out of memory. Tried
 # ...`, 1.13-2.4 `torch.cuda.OutOfMemoryError: CUDA out of memory. ...`, 2.5+
 # `torch.OutOfMemoryError: ...`, the allocator-less `RuntimeError: CUDA error: out of memory`,
-# cuBLAS failing to allocate its workspace, TensorFlow's ResourceExhaustedError on a GPU.
+# PyTorch <= 0.4's `RuntimeError: cuda runtime error (2) : out of memory` (and THCudaCheck's line
+# before it), cuBLAS failing to allocate its workspace, TensorFlow's ResourceExhaustedError on a GPU.
 _OOM = re.compile(
     r"\s*(?:[\w.]*(?:Error|Exception):\s*)?CUDA (?:out of memory\.|error: out of memory)"
     r"|\s*(?:[\w.]+\.)?OutOfMemoryError\b"
     r"|\s*[\w.]*(?:Error|Exception):.*CUBLAS_STATUS_ALLOC_FAILED"
     r"|\s*[\w.]*ResourceExhaustedError\b.*OOM when allocating.*GPU"
+    r"|\s*[\w.]*(?:Error|Exception):\s*cuda runtime error \(2\) : out of memory"  # PyTorch <= 0.4
+    r"|.*THCudaCheck FAIL file=\S+ line=\d+ error=2 : out of memory"
 )
 # The shell's word for SIGKILL / SIGSEGV / SIGABRT in the locales rented machines use.
 _KILLED_WORDS = "Killed|已杀死|已殺死|Getötet|Ucciso|Matado|Убито|強制終了"

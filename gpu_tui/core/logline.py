@@ -368,6 +368,7 @@ def is_eval_key(key: str) -> bool:
 # ----------------------------------------------------------------------------- parse_line
 
 # An exception's own line (`ValueError: ...`, `numpy.core._exceptions.MemoryError: ...`): its words are not counters.
+_EVAL_LABELS = ("Test:", "Eval:", "Val:", "Valid:", "Validation:")  # a line of the evaluation loop
 _EXCEPTION_LINE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning): ")
 
 
@@ -403,6 +404,9 @@ def parse_line(line: str) -> LineInfo:
         if progress is None:
             columns = header_columns(body)
     metrics = _metrics(body) if progress is None or progress.scope != "yolo" else {}
+    if "loss" in metrics and body.startswith(_EVAL_LABELS):
+        # timm / DeiT validation `Test: [  29/29]  ...  Loss:  0.1036 (0.1876)`: a held-out loss
+        metrics[body[: body.index(":")].lower() + "_loss"] = metrics.pop("loss")
     if progress is not None and progress.global_step is None and "global_step" in metrics:
         # Lightning/NeMo postfix `global_step=3.2e+4`: the run's step next to the epoch's bar
         progress = replace(progress, global_step=int(metrics["global_step"]))
