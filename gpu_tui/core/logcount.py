@@ -14,7 +14,7 @@ The forms (docs/FIELD_NOTES.md, "Training logs"), each one entry of `_COUNTER_FO
 - timm `Train: 0 [ 100/1251 (  8%)]` (counts epochs from 0);
 - a tqdm label `Epoch 3/10`, Lightning's `Epoch 3` (from 0), a YOLO row `3/100  2.58G  1.234 ...`
   (YOLOv5/v7 count from 0: core/logtable says which);
-- plain prints `step 100/1000`, `iter: 120/5000`, `Epoch [3/10]`, `epoch: 2`.
+- plain prints `step 100/1000`, `iter: 120/5000`, `Epoch [3/10]`, `epoch: 2`, `Epoch: 55/167 (996/1926)`.
 
 `epochs_hint` / `steps_hint` read how long the run is from the lines that announce it (HF's
 `Num Epochs = 3` and `Total optimization steps = 1,000`, timm's `Scheduled epochs: 300`, a config's
@@ -52,6 +52,7 @@ _STEP = re.compile(
     re.IGNORECASE,
 )
 _EPOCH_OF = re.compile(r"(?:.*?[^\w/.-])?epoch\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)\b(?![./]\d)", re.IGNORECASE)
+_INNER_PAREN = re.compile(r"\s*\(\s*(\d+)\s*/\s*(\d+)\s*\)")
 _EPOCH_ALONE = re.compile(r"(?:.*?[^\w/.-])?epoch(?:\s*[:=]\s*|\s+)(\d+)(?=\s|$|[,|;)\]]|:\s)", re.IGNORECASE)
 # A step counter without a total: Caffe `Iteration 1853800, loss = 0.25`, `step 100 | loss 2.31`.
 _STEP_ALONE = re.compile(r"(?:.*?[\s|,;\]])?(?:Iteration|iteration|Iter|iter|Step|step)\s*[:=]?\s*(\d+)(?=[\s,;|]|$)")
@@ -213,6 +214,10 @@ def _plain(line: str) -> Progress | None:
         p = replace(p, step=s, steps=total, percent=_pct(s, total))
     if epoch is not None:
         p = replace(p, epoch=int(epoch[1]), epochs=int(epoch[2]))
+        inner = _INNER_PAREN.match(line, epoch.end()) if step is None else None
+        if inner is not None:  # MockingBird `Epoch: 55/167 (996/1926)`: the epoch's own counter
+            s, total = int(inner[1]), int(inner[2])
+            return replace(p, step=s, steps=total, percent=_pct(s, total))
     elif alone is not None:
         p = replace(p, epoch=int(alone[1]))
     if step is None:

@@ -333,8 +333,27 @@ def _spaced_pairs(line: str, found: dict[str, float]) -> None:
             found[key] = float(value)
 
 
+# `Validation BLEU: BLEU-1 73.98, BLEU-2 68.28, BLEU-3 48.80, BLEU-4 33.42`: numbered values of one
+# measure under a label -> val_bleu1 ... val_bleu4 (ROUGE-1/2/L lists the same way).
+_LABELLED_LIST = re.compile(r"(?:^|(?<=[\s-]))([A-Za-z]+) ([A-Za-z]+): (?=\2-\w+ \d)")
+_LIST_ITEM = re.compile(r"([A-Za-z]+)-(\w+) (" + _NUM + r")")
+
+
+def _labelled_list(line: str, found: dict[str, float]) -> None:
+    if "-1 " not in line:
+        return
+    m = _LABELLED_LIST.search(line)
+    if m is None:
+        return
+    label = _SHORT_QUALIFIER.get(m[1].lower(), m[1].lower())
+    measure = m[2].lower()
+    for name, index, value in _LIST_ITEM.findall(line, m.end()):
+        if name.lower() == measure:
+            found[f"{label}_{measure}{index.lower()}"] = float(value)
+
+
 _METRIC_FORMS: tuple[Callable[[str, dict[str, float]], None], ...] = (
-    _pipe_pairs, _separated_pairs, _spaced_pairs, _rates
+    _pipe_pairs, _separated_pairs, _spaced_pairs, _rates, _labelled_list
 )
 
 

@@ -63,15 +63,20 @@ _COMPONENTS = frozenset({"box", "cls", "dfl", "obj", "seg", "kobj", "pose", "bbo
 _EVAL_KEYS = ("eval_loss", "val_loss", "eval/loss", "val/loss", "validation_loss", "valid_loss")
 
 
-def train_loss(metrics: Mapping[str, float]) -> float | None:
+def train_loss(metrics: Mapping[str, float], epoch_done: bool = False) -> float | None:
     """The training loss among a line's metrics: `loss`, then `train_loss`, then any other
     loss-like name that is not an eval one; None when there is none.
 
     HF Trainer's closing `{'train_runtime': ..., 'train_loss': ...}` is the run's mean, not a
-    step's loss: None.
+    step's loss: None. `epoch_done` (the line's bar is full): Lightning's `train/loss_epoch`,
+    the epoch's mean, over the last step's `loss_step` (mid-epoch it is the previous epoch's).
     """
     if not metrics or "train_runtime" in metrics:
         return None
+    if epoch_done:
+        for key, value in metrics.items():
+            if key.endswith("loss_epoch") and not is_eval_key(key):
+                return value
     for key in _TRAIN_KEYS:
         if key in metrics:
             return metrics[key]
@@ -341,7 +346,8 @@ class LogSummary:
         for key, value in metrics.items():
             if key in store or len(store) < _MAX_METRIC_KEYS:
                 store[key] = value
-        loss = train_loss(metrics)
+        bar = info.progress
+        loss = train_loss(metrics, bar is not None and bar.steps is not None and bar.step == bar.steps)
         if loss is None and self.last_loss is None and "train_runtime" in metrics:
             self.last_loss = metrics.get("train_loss")  # the run's mean: better than nothing
         if loss is not None:
@@ -353,7 +359,6 @@ class LogSummary:
             self.last_eval_loss = ev
         if not series:
             return
-        bar = info.progress
         if bar is not None:  # a bar redraws the same step and postfix many times: one point
             point = (bar.step, loss)
             if point == self._last_bar_point:

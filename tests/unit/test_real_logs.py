@@ -8,7 +8,8 @@ compared:
 - `inner_percent`: the inner bar's own percent (`bar_percent`), to 0.01; not checked when the
   expectation is null (a person reads no bar there);
 - `percent`: the run's percent, derived from the expectation by core/logprogress's rule:
-  epoch k of N with inner fraction f -> ((k-1)+f)/N, or (k+f)/(N+1) where the log counts from 0
+  epoch k of N with inner fraction f (the bar's percent, else the in-epoch counter the
+  expectation names as `metrics.inner`/`metrics.iter` "k/N") -> ((k-1)+f)/N, or (k+f)/(N+1) where the log counts from 0
   (its note says "zero-based"); else step/steps; not checked when neither is known;
 - `last_loss`: relative tolerance 1e-3 (`"nan"`, `"inf"` for those);
 - `metrics`: each numeric one by name (case-insensitive), relative tolerance 1e-3; text values
@@ -42,17 +43,7 @@ CASES = sorted(REAL.glob("*/*.log"))
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASES]
 
 # (case id, field): what the parser still reads wrong, and why.
-KNOWN_MISSES: dict[tuple[str, str], str] = {
-    # The bar shows train/loss_step (this step) and train/loss_epoch (the epoch's mean); the
-    # parser keeps the newest step's loss, the expectation the epoch's mean.
-    ("lightning/novae-epoch9-slash-metric-names", "last_loss"): "step loss preferred over the epoch mean",
-    # mmcv's `Epoch [2][30/35]`: the parser counts the 30/35 in the epoch ((1 + 30/35)/30 =
-    # 6.2%); the expectation reads no inner counter there, so its rule gives (1 + 0)/30.
-    ("mmdet/mmcls-epoch-lines-with-val-bar", "percent"): "the in-epoch counter is used",
-    # `Validation BLEU: BLEU-1 73.98, ..., BLEU-4 33.42`: a list under a label, one script's form.
-    ("plain/t5-finetune-logging-epochs", "metrics.val_bleu4"): "BLEU-n lists under a label are not read",
-    ("plain/t5-finetune-logging-epochs", "metrics.dev_bleu4"): "BLEU-n lists under a label are not read",
-}
+KNOWN_MISSES: dict[tuple[str, str], str] = {}
 
 
 def _feed(data: bytes, chunks: list[bytes]) -> LogSummary:
@@ -85,10 +76,24 @@ def _close(got: float | None, want: object, rel: float = 1e-3) -> bool:
     return math.isclose(got, float(want), rel_tol=rel, abs_tol=1e-9)
 
 
+def _inner_fraction(want: dict[str, object]) -> float:
+    """f of the rule: the inner bar's percent, else the in-epoch counter a person reads
+    (`metrics.inner` / `metrics.iter`, "k/N": mmdet's `Epoch [2][30/35]`), else 0."""
+    inner = want.get("inner_percent")
+    if isinstance(inner, int | float):
+        return float(inner) / 100.0
+    raw = want.get("metrics")
+    counter = raw.get("inner") or raw.get("iter") if isinstance(raw, dict) else None
+    if isinstance(counter, str) and "/" in counter:
+        k, n = counter.split("/", 1)
+        return int(k) / int(n) if int(n) else 0.0
+    return 0.0
+
+
 def _run_percent(want: dict[str, object]) -> float | None:
-    epoch, epochs, inner = want.get("epoch"), want.get("epochs"), want.get("inner_percent")
+    epoch, epochs = want.get("epoch"), want.get("epochs")
     if isinstance(epoch, int) and isinstance(epochs, int) and epochs:
-        f = float(inner) / 100.0 if isinstance(inner, int | float) else 0.0
+        f = _inner_fraction(want)
         if "zero-based" in str(want.get("note", "")):
             return min(100.0, 100.0 * (epoch + f) / (epochs + 1))
         return min(100.0, max(0.0, 100.0 * (epoch - 1 + f) / epochs))
