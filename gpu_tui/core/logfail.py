@@ -2,9 +2,9 @@
 
 Every reason starts with the words people and scripts match on (issue 13): `CUDA out of memory`,
 `NaN loss`, `NaN loss (inf)`, `NCCL timeout`, `NCCL error: ...`, `CUDA device-side assert`,
-`CUDA error: ...`, `ModuleNotFoundError: <module>`, `ImportError: ...`, `MemoryError: ...` (host RAM), `killed` (`killed (time
-limit)` ...), `No space left on device`, `segfault`, `aborted`. Tracebacks span lines: they
-are core/logsummary's (`Traceback: <Exception>: <message>`).
+`CUDA error: ...`, `ModuleNotFoundError: <module>`, `ImportError: ...`, `MemoryError: ...` (the
+host's RAM), `killed` (`killed (time limit)` ...), `No space left on device`, `segfault`,
+`aborted`. Tracebacks span lines: they are core/logsummary's (`Traceback: <Exception>: <message>`).
 
 `_FAILURE_FORMS` is a table of (keywords, recogniser); the recogniser runs only on lines that
 hold one of its keywords (plain substring tests), so lines that say nothing stay cheap. The
