@@ -231,6 +231,8 @@ def test_oom_phrasings(line: str) -> None:
         "no nan values found, loss is finite",
         "Segmentation fault handler installed",
         "E1129 ... failed (exitcode: 1) local_rank: 1 (pid: 4243)",
+        "    except MemoryError:",
+        "caught MemoryError, halving the batch",
     ],
 )
 def test_failure_look_alikes(line: str) -> None:
@@ -247,6 +249,16 @@ def test_failure_look_alikes(line: str) -> None:
         ("Segmentation fault (core dumped)", SEGFAULT),
         ("run.sh: line 3:  4242 Segmentation fault      (core dumped) python x.py", SEGFAULT),
         ("Aborted (core dumped)", ABORTED),
+        # a Chinese locale's bash (zh_CN.UTF-8): the same job lines in its words
+        ("已杀死", KILLED),
+        ("run.sh: 行 3:  4242 已杀死               python train.py", KILLED),
+        ("run.sh: 行 3:  4242 段错误               (核心已转储) python x.py", SEGFAULT),
+        ("已放弃 (核心已转储)", ABORTED),
+        # PyTorch 0.x's OOM words
+        ("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/THCStorage.cu:66", OOM),
+        ("MemoryError", "MemoryError"),
+        ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 58.0 GiB for an array",
+         "MemoryError: Unable to allocate 58.0 GiB for an array"),
     ],
 )
 def test_process_death(line: str, failure: str) -> None:
@@ -523,3 +535,19 @@ def test_parse_line_never_raises(line: str) -> None:
     s.add_line(line)
     s.set_live([line])
     s.finish(1)
+
+
+def test_exception_words_and_line_numbers_are_not_counters() -> None:
+    # a viewer's line numbers before the text; an exception's message that names a step
+    info = parse_line("[231844] ValueError: Tried to step 100002 times. The specified number of total steps is 100000")
+    assert info.progress is None
+    s = summary_of("[231843]     raise ValueError(\"Tried to step {} times\")\n"
+                   "[231844] ValueError: Tried to step 100002 times")
+    assert s.failure == "Traceback: ValueError: Tried to step 100002 times"
+
+
+def test_eval_line_loss_is_not_the_training_loss() -> None:
+    s = summary_of("Train: 1 [  32/33 (100%)]  Loss: 0.5411 (0.313)  LR: 5.000e-04\n"
+                   "Test: [  29/29]  Time: 0.043 (0.066)  Loss:  0.1036 (0.1876)  Acc@1: 100.0000 (93.9583)")
+    assert s.last_loss == 0.5411 and s.last_eval_loss == 0.1036
+    assert s.progress is not None and s.progress.bar_percent == 100.0
