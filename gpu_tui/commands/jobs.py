@@ -198,6 +198,8 @@ def _stop_words(how: str) -> str:
     """How `stop` ended (`finished`, `stopped INT`...), for a person."""
     if how == "finished":
         return _("already finished")
+    if how == "cancelled":
+        return _("cancelled before it started")
     signal = how.removeprefix("stopped ")
     if signal != how and signal.isalpha():
         return _("stopped {signal}").format(signal=signal)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from gpu_tui.core.errors import InputError, RemoteError
@@ -36,8 +36,8 @@ from gpu_tui.core.slurm import (
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, sh_c
 
-__all__ = ["SlurmOptions", "validate_options", "submit_script", "queue", "annotate", "stop_script", "nodes",
-           "submitted_id"]
+__all__ = ["gpu_scope", "SlurmOptions", "validate_options", "submit_script", "queue", "annotate", "stop_script",
+           "nodes", "submitted_id"]
 
 _WORD = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
@@ -223,7 +223,7 @@ s=$(st)
 case "$s" in
   ''|COMPLETED|FAILED|CANCELLED|TIMEOUT|OUT_OF_MEMORY|NODE_FAIL|PREEMPTED|BOOT_FAIL|DEADLINE)
     echo finished; exit 0;;
-  PENDING) scancel "$id" && echo "stopped pending"; exit $?;;
+  PENDING) scancel "$id" && echo cancelled; exit $?;;
 esac
 scancel --full --signal=INT "$id" 2>/dev/null
 i=0
@@ -249,6 +249,25 @@ def stop_script(fill: Callable[..., str], *, job_dir: str, scheduler_job_id: str
     if not scheduler_job_id.isdigit():
         raise InputError(_("{job!r} is not a SLURM job id").format(job=scheduler_job_id))
     return fill(_STOP, DIR=job_dir, ID=scheduler_job_id, TICKS=str(max(1, int(grace_seconds / 0.2))))
+
+
+_RUNNING = "squeue --me -h -t RUNNING -o '%i %j'"
+
+
+def gpu_scope(host: Host) -> Callable[[], Awaitable[str | None]]:
+    """For the monitor of a login node: the prefix that runs a command inside the newest running
+    gpu-tui job's allocation, so nvidia-smi shows that job's GPUs on its compute node; None while
+    no gpu-tui job runs."""
+
+    async def scope() -> str | None:
+        res = await host.run(_RUNNING, timeout=30)
+        if not res.ok:
+            raise RemoteError(_("cannot read the SLURM queue: {error}").format(error=(res.stderr or res.stdout)[-300:]))
+        ids = [int(words[0]) for words in (line.split() for line in res.stdout.splitlines())
+               if len(words) == 2 and words[0].isdigit() and words[1].startswith("gpu-tui-")]
+        return f"srun --overlap --jobid={max(ids)} --ntasks=1 --quiet " if ids else None
+
+    return scope
 
 
 async def nodes(host: Host) -> list[SlurmNode]:

@@ -6,6 +6,7 @@ The cluster has two `gpu` gres and as many CPUs as this machine; a job asks for 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,52 @@ def test_plain_instance_gpus_and_refusals(sshd_factory, tmp_path: Path) -> None:
     assert res.returncode == 2 and "has 4 GPUs" in res.stderr
     res = cli(tmp_path, inst, "run", inst.name, "--partition", "gpu", "--", "true", extra="")
     assert res.returncode == 2 and 'scheduler = "slurm"' in res.stderr
+
+
+async def test_dashboard_gpus_come_from_inside_the_running_jobs_allocation(
+    cluster, sshd_factory, tmp_path: Path, monkeypatch
+) -> None:
+    import asyncio
+
+    from sshhelp import ssh_host
+    from waiting import until
+
+    from gpu_tui.config.settings import InstanceConfig
+    from gpu_tui.core.jobs import JobRequest, new_job_id
+    from gpu_tui.core.models import GpuErrorKind
+    from gpu_tui.services import jobs as jobsvc
+    from gpu_tui.services import monitor as monitor_mod
+    from gpu_tui.services import slurm
+    from gpu_tui.services.events import GpuErrorChanged, GpuFrameReceived
+
+    monkeypatch.setattr(monitor_mod, "GPU_RETRY_SECONDS", 0.3)
+    inst = sshd_factory("login", gpus=2)
+    host = ssh_host(inst, tmp_path)
+    cfg = InstanceConfig(name="login", host=inst.host, port=inst.port, scheduler="slurm")
+    events: list = []
+    mon = monitor_mod.HostMonitor(host, events.append, refresh_seconds=0.3, stats_seconds=5,
+                                  gpu_scope=slurm.gpu_scope(host))
+    task = asyncio.create_task(mon.run())
+    try:
+        def no_job() -> bool:
+            return any(isinstance(e, GpuErrorChanged) and e.error and e.error.kind is GpuErrorKind.NO_JOB
+                       for e in events)
+        await until(no_job, 30, what="the no-running-job note")
+        assert not any(isinstance(e, GpuFrameReceived) for e in events)
+
+        await host.connect()
+        req = await jobsvc.start_job(host, cfg, JobRequest(id=new_job_id(), command="sleep 120", name="gpuwatch"),
+                                     slurm.SlurmOptions(gpus=1))
+        await until(lambda: any(isinstance(e, GpuFrameReceived) for e in events), 60, what="a frame via srun")
+        # nvidia-smi runs as a step of that job (srun --overlap), not on the login node
+        steps = subprocess.run(["squeue", "-s", "-h", "-o", "%i %j"], capture_output=True, text=True).stdout
+        facts = {f.id: f for f in await jobsvc.list_facts(host, cfg)}
+        job = facts[req.id].scheduler_job_id
+        assert any(line.startswith(f"{job}.") and line.endswith(" nvidia-smi") for line in steps.splitlines()), steps
+        await jobsvc.stop_job(host, cfg, req.id)
+        await until(lambda: isinstance(events[-1], GpuErrorChanged) and events[-1].error is not None
+                    and events[-1].error.kind is GpuErrorKind.NO_JOB, 60, what="the note again once it ended")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await host.close()
