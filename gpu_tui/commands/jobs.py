@@ -25,15 +25,18 @@ from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import command_line
 from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.conda import resolve_env
+from gpu_tui.services.gpupick import gpus_env
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.logtail import LogFollower
+from gpu_tui.services.slurm import SlurmOptions
 
 __all__ = ["run_job_command", "jobs_json"]
 
 T = TypeVar("T")
 
 HEADER = (N_("ID"), N_("NAME"), N_("STATE"), N_("PROGRESS"), N_("LOSS"), N_("LOG"), N_("COMMAND"))
-STATES = {"running": N_("running"), "succeeded": N_("succeeded"), "failed": N_("failed"), "stopped": N_("stopped")}
+STATES = {"pending": N_("pending"), "running": N_("running"), "succeeded": N_("succeeded"), "failed": N_("failed"),
+          "stopped": N_("stopped")}
 """The state words of CONTRACTS.md as the table shows them (`--json` keeps the English ones)."""
 
 
@@ -93,6 +96,9 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
             "failure": j.failure,
             "progress": progress,
             "last_loss": _finite(j.last_loss),
+            "scheduler_job_id": j.facts.scheduler_job_id,
+            "node": j.facts.node,
+            "reason": j.facts.scheduler_reason,
         })
     return {"jobs": out}
 
@@ -102,6 +108,7 @@ def _table(infos: list[JobInfo]) -> str:
     for j in infos:
         state = _(STATES[j.state]) if j.state in STATES else j.state
         state += f" ({j.failure})" if j.failure else ""
+        state += f" ({j.facts.scheduler_reason})" if j.state == "pending" and j.facts.scheduler_reason else ""
         pct = format_percent(j.progress_percent)
         loss = "-" if j.last_loss is None else f"{j.last_loss:.4g}"
         cmd = printable(str(j.facts.request.get("command") or "")).replace("\n", " ; ")
@@ -119,6 +126,19 @@ async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> in
     words = list(args.cmd)
     if not words:
         raise InputError(_("nothing to run: put the command after `--`, e.g. gpu-tui run NAME -- python train.py"))
+    setenv = _setenv(args.setenv)
+    opts = None
+    if inst.scheduler == "slurm":
+        d = inst.slurm
+        opts = SlurmOptions(partition=args.partition or d.partition, account=d.account, time=args.time or d.time,
+                            gpus=args.gpus if args.gpus is not None else d.gpus, extra=d.extra)
+    else:
+        for flag, value in (("--partition", args.partition), ("--time", args.time)):
+            if value is not None:
+                raise InputError(_("{flag} is for SLURM: set scheduler = \"slurm\" on {name} in the config").format(
+                    flag=flag, name=inst.name))
+        if args.gpus is not None:
+            setenv = await gpus_env(host, inst.name, args.gpus, setenv)
     prefix = await resolve_env(host, args.env) if args.env else None
     req = JobRequest(
         id=new_job_id(),
@@ -127,10 +147,10 @@ async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> in
         conda_env=args.env,
         conda_prefix=prefix,
         name=args.job_name,
-        setenv=_setenv(args.setenv),
+        setenv=setenv,
         tmux=args.tmux,
     )
-    started = await jobsvc.start_job(host, inst, req)
+    started = await jobsvc.start_job(host, inst, req, opts)
     print(started.id)
     return EXIT_OK
 
@@ -178,6 +198,8 @@ def _stop_words(how: str) -> str:
     """How `stop` ended (`finished`, `stopped INT`...), for a person."""
     if how == "finished":
         return _("already finished")
+    if how == "cancelled":
+        return _("cancelled before it started")
     signal = how.removeprefix("stopped ")
     if signal != how and signal.isalpha():
         return _("stopped {signal}").format(signal=signal)

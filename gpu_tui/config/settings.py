@@ -20,12 +20,14 @@ from gpu_tui.core import i18n
 from gpu_tui.core.actions import ACTION_IDS
 from gpu_tui.core.errors import ConfigError
 from gpu_tui.core.i18n import N_, _, ngettext
+from gpu_tui.core.slurm import TIME_RE
 
 __all__ = [
     "InstanceConfig",
     "Settings",
     "SettingsSection",
     "SyncConfig",
+    "SlurmDefaults",
     "load_settings",
     "parse_settings",
 ]
@@ -47,6 +49,22 @@ class SyncConfig(_Strict):
     """Remote directory; relative paths are relative to the remote home; default `workdir`."""
     exclude: tuple[str, ...] = (".git", "__pycache__")
     """rsync-style patterns left out of every transfer."""
+
+
+class SlurmDefaults(_Strict):
+    """Defaults for jobs submitted on a `scheduler = "slurm"` login node (`slurm = {...}`); the
+    `run` options override them."""
+
+    partition: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")] | None = None
+    """Partition (`--partition`); default: the cluster's default partition."""
+    account: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")] | None = None
+    """Account to charge (`--account`)."""
+    time: Annotated[str, Field(pattern=TIME_RE.pattern)] | None = None
+    """Time limit in sbatch's forms (`04:00:00`, `1-00:00:00`, `90`)."""
+    gpus: Annotated[int, Field(ge=0, le=1024)] | None = None
+    """GPUs per job (`--gpus`)."""
+    extra: tuple[Annotated[str, Field(pattern=r"^--?[A-Za-z][\w-]*(=[^\n\x00]*)?$")], ...] = ()
+    """More sbatch options, one word each: `["--qos=normal", "--mem=32G"]`."""
 
 
 class InstanceConfig(_Strict):
@@ -76,6 +94,10 @@ class InstanceConfig(_Strict):
     """Overrides the provider's shutdown command when set."""
     sync: SyncConfig = SyncConfig()
     """Sync settings."""
+    scheduler: Literal["none", "slurm"] = "none"
+    """`slurm`: a cluster login node; `run` submits with sbatch, `stop` uses scancel."""
+    slurm: SlurmDefaults = SlurmDefaults()
+    """Defaults for SLURM jobs (only with scheduler = "slurm")."""
 
     @property
     def address(self) -> str:

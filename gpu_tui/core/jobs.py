@@ -14,6 +14,8 @@ import secrets
 import time
 from dataclasses import dataclass, field
 
+from gpu_tui.core.slurm import scheduler_words
+
 __all__ = [
     "JOB_ID_RE",
     "JOB_NAME_RE",
@@ -87,6 +89,17 @@ class JobFacts:
     finished_at: int | None = None
     stop_requested: bool = False
     log_bytes: int | None = None
+    scheduler_job_id: str | None = None
+    """SLURM's id for the job (`scheduler_job_id`); None for a job gpu-tui's runner started."""
+    node: str | None = None
+    """The compute node it ran on, as its batch script recorded it (`node`)."""
+    scheduler_state: str | None = None
+    """SLURM's state word (PENDING, RUNNING, TIMEOUT ...), from squeue, or as recorded in
+    `scheduler_end` once the scheduler forgets the job."""
+    scheduler_reason: str | None = None
+    """SLURM's reason (Resources, Priority, TimeLimit ...); None where it says `None`."""
+    scheduler_exit: int | None = None
+    """The exit code SLURM reports (128+N for a signal), where the batch script could not say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +108,7 @@ class JobInfo:
 
     facts: JobFacts
     state: str
-    """running | succeeded | failed | stopped"""
+    """pending | running | succeeded | failed | stopped"""
     failure: str | None = None
     progress_percent: float | None = None
     eta_seconds: float | None = None
@@ -115,6 +128,12 @@ class JobInfo:
 
 def job_state(f: JobFacts) -> tuple[str, str | None]:
     """(state, failure known from the facts alone). The log may still name a better reason."""
+    if f.scheduler_state is not None:
+        decided = scheduler_words(
+            f.scheduler_state, f.scheduler_exit, stop_requested=f.stop_requested, exit_code=f.exit_code
+        )
+        if decided is not None:
+            return decided
     if f.exit_code is None:
         if f.alive:
             return "running", None
@@ -162,6 +181,14 @@ def parse_job_listing(text: str) -> list[JobFacts]:
             current["request"] = data if isinstance(data, dict) else {}
         elif key in ("pid", "exit_code", "started_at", "finished_at", "log_bytes"):
             current[key] = _int(value)
+        elif key in ("scheduler_job_id", "node") and value.strip():
+            current[key] = value.strip()[:200]
+        elif key == "scheduler_end":
+            state, _sp, rest = value.strip().partition(" ")
+            code, _sp, reason = rest.partition(" ")
+            current["scheduler_state"] = state or None
+            current["scheduler_exit"] = _int(code)
+            current["scheduler_reason"] = reason.strip() or None
         elif key in ("alive", "stop_requested"):
             current[key] = value.strip() == "1"
     close()

@@ -90,6 +90,8 @@ class GpuErrorKind(enum.StrEnum):
     NOT_FOUND = "nvidia-smi not found"
     PERMISSION = "nvidia-smi not permitted"
     UNKNOWN = "nvidia-smi failed"
+    NO_JOB = "no running job"
+    """A cluster login node (scheduler = "slurm"): its GPUs are a running job's, and none runs."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,9 @@ from gpu_tui.core.cost import cost_so_far
 from gpu_tui.core.history import HostHistory
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
-from gpu_tui.core.models import GpuError, GpuFrame, GpuProcess, HostStats
+from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, HostStats
 from gpu_tui.remote.host import Host
+from gpu_tui.services import slurm
 from gpu_tui.services.events import (
     ConnState,
     GpuErrorChanged,
@@ -83,7 +84,7 @@ class InstanceView:
     def shown_state(self) -> str:
         """The state word of CONTRACTS.md: `gpu error` wins over `online` when GPUs are unreadable."""
         if self.state is ConnState.ONLINE and self.gpu_error is not None:
-            return "gpu error"
+            return "online" if self.gpu_error.kind is GpuErrorKind.NO_JOB else "gpu error"
         return str(self.state)
 
     def uptime_seconds(self, now: float) -> int | None:
@@ -142,7 +143,8 @@ class Fleet:
         loop = WatchLoop(host, cfg, self._handle, clock=self._clock)
         self.loops[cfg.name] = loop
         self.monitors[cfg.name] = HostMonitor(
-            host, self._handle, refresh_seconds=refresh, stats_seconds=stats, clock=self._clock, watch=loop
+            host, self._handle, refresh_seconds=refresh, stats_seconds=stats, clock=self._clock, watch=loop,
+            gpu_scope=slurm.gpu_scope(host) if cfg.scheduler == "slurm" else None,
         )
         self.watchers[cfg.name] = JobWatcher(host, cfg, self._handle, is_online=self._online_check(cfg.name))
         self.hosts[cfg.name] = host
@@ -190,6 +192,8 @@ class Fleet:
                 self.watchers[event.name].poke()
         elif isinstance(event, GpuErrorChanged):
             view.gpu_error = event.error
+            if event.error is not None and event.error.kind is GpuErrorKind.NO_JOB:
+                view.frame = None  # the GPUs of a job that ended are no one's now
         elif isinstance(event, ProcessesReceived):
             view.processes = event.processes
         elif isinstance(event, HostStatsReceived):

@@ -35,6 +35,7 @@ from gpu_tui.core.logsummary import LogSummary
 from gpu_tui.core.logtext import summarize
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, remote_path, sh_c
+from gpu_tui.services import slurm
 
 __all__ = [
     "RUNNER_VERSION",
@@ -171,11 +172,16 @@ async def _ensure_runner(host: Host, inst: InstanceConfig) -> None:
             name=inst.name, path=inst.state_dir, error=(res.stderr or res.stdout).strip()[:300]))
 
 
-async def start_job(host: Host, inst: InstanceConfig, req: JobRequest) -> JobRequest:
-    """Start a detached job; returns the request as stored (with its id). InputError if refused."""
+async def start_job(
+    host: Host, inst: InstanceConfig, req: JobRequest, slurm_opts: slurm.SlurmOptions | None = None
+) -> JobRequest:
+    """Start a detached job (on a SLURM login node: submit it); returns the request as stored
+    (with its id). InputError if refused."""
     if not req.id:
         req = replace(req, id=new_job_id())
     validate_request(req)
+    if inst.scheduler == "slurm":
+        return await _submit(host, inst, req, slurm_opts or slurm.SlurmOptions())
     await _ensure_runner(host, inst)
     cwd = remote_path(req.cwd) if req.cwd else ""
     script = _fill(
@@ -198,6 +204,19 @@ async def start_job(host: Host, inst: InstanceConfig, req: JobRequest) -> JobReq
     return req
 
 
+async def _submit(host: Host, inst: InstanceConfig, req: JobRequest, opts: slurm.SlurmOptions) -> JobRequest:
+    slurm.validate_options(opts)
+    if req.tmux:
+        raise InputError(_("{name}: --tmux is for jobs gpu-tui runs itself; a SLURM job runs on a compute node")
+                         .format(name=inst.name))
+    cwd = remote_path(req.cwd) if req.cwd else ""
+    script = slurm.submit_script(_fill, job_dir=job_dir(inst, req.id), cwd=cwd, has_cwd=bool(cwd),
+                                 cwd_text=req.cwd or "", job_name=req.name or req.id, opts=opts)
+    res = await host.run(sh_c(script), stdin=req.to_json() + "\n" + command_script(req), timeout=60)
+    slurm.submitted_id(res.exit_status, res.stdout + res.stderr, inst.name)
+    return req
+
+
 _LIST = r"""
 state=__STATE__
 boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
@@ -206,7 +225,7 @@ for d in "$state"/jobs/*/; do
   [ -f "$d/job.json" ] || continue
   echo "__MARK__ ${d##*/}"
   IFS= read -r j < "$d/job.json"; printf 'json %s\n' "$j"
-  for f in pid exit_code started_at finished_at; do
+  for f in pid exit_code started_at finished_at scheduler_job_id node scheduler_end; do
     if [ -f "$d/$f" ]; then read -r v < "$d/$f"; echo "$f $v"; fi
   done
   alive=0
@@ -232,7 +251,10 @@ async def list_facts(host: Host, inst: InstanceConfig) -> list[JobFacts]:
     res = await host.run(sh_c(_fill(_LIST, STATE=_state(inst), MARK=JOB_MARK)), timeout=30)
     if not res.ok:
         raise RemoteError(_("{name}: cannot list jobs: {error}").format(name=inst.name, error=res.stderr.strip()[:300]))
-    return parse_job_listing(res.stdout)
+    facts = parse_job_listing(res.stdout)
+    if inst.scheduler == "slurm" or any(f.scheduler_job_id for f in facts):
+        facts = await slurm.annotate(host, facts, lambda job_id: job_dir(inst, job_id))
+    return facts
 
 
 async def list_jobs(
@@ -330,6 +352,16 @@ async def stop_job(
 ) -> str:
     """SIGINT to the job's process group, then SIGTERM, then SIGKILL, each after a grace period;
     returns how it ended (`stopped INT`, ...)."""
+    if inst.scheduler == "slurm":
+        facts = [f for f in await list_facts(host, inst) if f.id == job_id]
+        if facts and facts[0].scheduler_job_id:
+            script = slurm.stop_script(_fill, job_dir=job_dir(inst, job_id),
+                                       scheduler_job_id=facts[0].scheduler_job_id, grace_seconds=steps[0][1])
+            res = await host.run(sh_c(script), timeout=steps[0][1] + 45)
+            if not res.ok:
+                raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
+                    name=inst.name, job=job_id, error=(res.stdout or res.stderr).strip()[:300]))
+            return res.stdout.strip()
     plan = " ".join(f"{sig}:{max(1, int(seconds / 0.2))}" for sig, seconds in steps)
     total = sum(s for _sig, s in steps) + 15
     res = await host.run(sh_c(_fill(_STOP, DIR=job_dir(inst, job_id), STEPS=plan)), timeout=total)

@@ -11,12 +11,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from gpu_tui.core import nvsmi
+from gpu_tui.core.bilingual import say
 from gpu_tui.core.errors import AuthFailed, HostKeyChanged, HostKeyUnknown, RemoteError
 from gpu_tui.core.hoststats import CpuTimes, parse_probe
-from gpu_tui.core.i18n import _
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame
 from gpu_tui.remote.backoff import backoff_delay
 from gpu_tui.remote.host import Host
@@ -116,8 +117,12 @@ class HostMonitor:
         stats_seconds: float = 5.0,
         clock: Callable[[], float] = time.time,
         watch: WatchLoop | None = None,
+        gpu_scope: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
         self.host = host
+        self.gpu_scope = gpu_scope
+        """On a cluster login node: where the GPUs are, as a command prefix that runs nvidia-smi
+        inside a running job's allocation (`srun --overlap --jobid=ID`), or None while no job runs."""
         self.watch = watch
         """When set, host stats and compute apps come from the on-instance watch loop, and the
         stats loop runs only where that loop cannot (its fallback)."""
@@ -129,6 +134,7 @@ class HostMonitor:
         self._wake = asyncio.Event()
         self.state = ConnState.CONNECTING
         self._gpu_count: int | None = None  # learned per host; kept across reconnects
+        self._scope_seen: str | None = None
 
     def retry_now(self) -> None:
         """Skip the current wait (backoff, or a failure waiting for the user) and connect again."""
@@ -208,14 +214,29 @@ class HostMonitor:
         legacy = False
         while True:
             asm = nvsmi.FrameAssembler(clock=self._clock)
+            prefix = ""
+            if self.gpu_scope is not None:
+                scope = await self._scope()
+                if scope is None:
+                    error = None if error is None or error.kind is not GpuErrorKind.NO_JOB else error
+                    if error is None:
+                        error = nvsmi.gpu_error(GpuErrorKind.NO_JOB, say(N_(
+                            "no running job: a SLURM job's GPUs show here while it runs")))
+                        self._emit(GpuErrorChanged(self.name, error))
+                    await asyncio.sleep(GPU_RETRY_SECONDS)
+                    continue
+                if scope != self._scope_seen:
+                    self._scope_seen, self._gpu_count = scope, None  # another job: its own GPUs
+                prefix = scope
             # Knowing the GPU count up front, the first tick is a frame as soon as its rows are
             # in; otherwise it closes only when the next tick starts, a whole interval later.
             if self._gpu_count is None:
-                self._gpu_count = await self._count_gpus()
+                self._gpu_count = await self._count_gpus(prefix)
             asm.expected = self._gpu_count
             reader = _GpuStreamReader(asm, self, error)
             try:
-                async with self.host.stream(probes.gpu_stream_command(self._refresh, legacy=legacy)) as lines:
+                command = prefix + probes.gpu_stream_command(self._refresh, legacy=legacy)
+                async with self.host.stream(command) as lines:
                     # a chunk at a time: one wake-up per tick, not one per GPU row
                     take = reader.take
                     async for chunk in lines.chunks():
@@ -239,9 +260,17 @@ class HostMonitor:
                 self._emit(GpuErrorChanged(self.name, found))
             await asyncio.sleep(GPU_RETRY_SECONDS)
 
-    async def _count_gpus(self) -> int | None:
+    async def _scope(self) -> str | None:
+        assert self.gpu_scope is not None
         try:
-            res = await self.host.run(probes.gpu_count_command(), timeout=15)
+            return await self.gpu_scope()
+        except RemoteError as exc:
+            log.info("%s: SLURM queue: %s", self.name, exc)
+            return None
+
+    async def _count_gpus(self, prefix: str = "") -> int | None:
+        try:
+            res = await self.host.run(prefix + probes.gpu_count_command(), timeout=15)
         except RemoteError:
             return None
         count = sum(1 for line in res.stdout.splitlines() if line.strip().isdigit())

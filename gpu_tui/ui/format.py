@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 JOB_MARKS = {
+    "pending": ("○", "yellow"),
     "running": ("▶", "green"),
     "succeeded": ("✓", "green"),
     "failed": ("✗", "bold red"),
@@ -65,6 +66,7 @@ STATE_WORDS = {
 """An instance's state word as shown; the English words stay what code compares and JSON holds."""
 
 JOB_WORDS = {
+    "pending": N_("pending"),
     "running": N_("running"),
     "succeeded": N_("succeeded"),
     "failed": N_("failed"),
@@ -178,6 +180,10 @@ def job_line(job: JobInfo) -> Text:
     t = job_mark(job, percent=False)
     t.append(f" {printable(job.name or job.id)}", style="bold")
     t.append(f"  {job_word(job.state)}")
+    if job.state == "pending" and job.facts.scheduler_reason:
+        t.append(f" ({printable(job.facts.scheduler_reason)})", style="yellow")
+    elif job.state == "running" and job.facts.node and job.facts.scheduler_job_id:
+        t.append(f" @{printable(job.facts.node)}", style="dim")
     if job.state == "running" and job.progress_percent is not None:
         t.append(f"  {format_percent(job.progress_percent)}")
     if job.last_loss is not None:

@@ -12,7 +12,7 @@ from waiting import until_sync
 pytestmark = pytest.mark.sshd
 
 JOB_KEYS = {"id", "name", "command", "conda_env", "cwd", "state", "exit_code", "started_at", "finished_at",
-            "log_path", "log_bytes", "failure", "progress", "last_loss"}
+            "log_path", "log_bytes", "failure", "progress", "last_loss", "scheduler_job_id", "node", "reason"}
 
 
 def cli(tmp: Path, inst, *args: str, **kw):

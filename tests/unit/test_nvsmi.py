@@ -337,7 +337,9 @@ def test_corpus_is_complete() -> None:
         _, expected = load_case(path)
         if expected.get("error"):
             kinds.add(expected["error"]["kind"])
-    assert kinds == {k.name for k in GpuErrorKind}, "every error kind has a corpus case"
+    # NO_JOB is the monitor's own (a login node with no running SLURM job): no nvidia-smi output says it
+    read_from_output = {k.name for k in GpuErrorKind if k is not GpuErrorKind.NO_JOB}
+    assert kinds == read_from_output, "every error kind nvidia-smi can show has a corpus case"
 
 
 @pytest.mark.parametrize("path", CASE_FILES, ids=CASE_IDS)

@@ -21,6 +21,9 @@ from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.job_log import JobLogScreen
 from gpu_tui.ui.screens.run_job import RunJobScreen
 
+STOPPABLE = ("running", "pending")
+"""Job states `x` acts on (a pending SLURM job is cancelled before it starts)."""
+
 __all__ = ["alert_job_ended", "job_check", "job_ended_text", "open_logs", "run_job", "stop_job"]
 
 
@@ -39,6 +42,8 @@ def stopped_text(name: str, label: str, how: str) -> str:
     """What the stop script answered (`finished`, `stopped INT`...), as a sentence."""
     if how == "finished":
         return _("{name}: job {job} had already finished").format(name=name, job=label)
+    if how == "cancelled":
+        return _("{name}: job {job} cancelled before it started").format(name=name, job=label)
     word, _sep, signal = how.partition(" ")
     if word == "stopped" and signal:
         return _("{name}: job {job} stopped by SIG{signal}").format(name=name, job=label, signal=signal)
@@ -53,7 +58,7 @@ def job_check(action: str, view: InstanceView | None) -> bool | None:
         return True if view.state == "online" else None
     if action == "logs":
         return True if view.jobs else None
-    return True if any(j.state == "running" for j in view.jobs) else None  # stop_job
+    return True if any(j.state in STOPPABLE for j in view.jobs) else None  # stop_job
 
 
 def run_job(ctx: DashboardContext, view: InstanceView) -> None:
@@ -91,8 +96,8 @@ def stop_job(ctx: DashboardContext, view: InstanceView, job: JobInfo | None = No
     fleet = ctx.fleet
     if fleet is None:
         return
-    if job is None or job.state != "running":
-        running = [j for j in view.jobs if j.state == "running"]
+    if job is None or job.state not in STOPPABLE:
+        running = [j for j in view.jobs if j.state == "running"] or [j for j in view.jobs if j.state in STOPPABLE]
         job = running[-1] if running else None
     if job is None:
         return

@@ -18,7 +18,7 @@ from gpu_tui.ui.format import text_parts
 
 __all__ = ["JOB_STATES", "pad", "styled", "translate_bindings"]
 
-JOB_STATES = (N_("running"), N_("succeeded"), N_("failed"), N_("stopped"))
+JOB_STATES = (N_("pending"), N_("running"), N_("succeeded"), N_("failed"), N_("stopped"))
 """The job state words of CONTRACTS.md, for the catalog; code compares the English ones and
 shows `_(state)`."""
 

@@ -7,6 +7,7 @@ from typing import Any
 from rich.text import Text
 
 from gpu_tui.core.i18n import _
+from gpu_tui.core.models import GpuErrorKind
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s
 from gpu_tui.services.fleet import InstanceView
@@ -61,7 +62,9 @@ class GpuPanel(TextPanel):
             t.append("\n" + _("press {key} to type the password").format(key=retry), style="yellow")
         elif v.state in ("offline", "auth failed"):
             t.append("\n" + _("press {key} to reconnect now").format(key=retry), style="dim")
-        if v.gpu_error is not None:
+        if v.gpu_error is not None and v.gpu_error.kind is GpuErrorKind.NO_JOB:
+            t.append("\n" + printable(v.gpu_error.reason), style="dim")
+        elif v.gpu_error is not None:
             t.append("\n" + _("gpu error: {reason}").format(reason=printable(v.gpu_error.reason)), style="magenta")
         frame = v.frame
         if frame is None or v.state != "online":
