@@ -140,18 +140,26 @@ class Fleet:
 
     def _make(self, cfg: InstanceConfig, host: Host) -> None:
         refresh, stats, _ = self._settings
-        loop = WatchLoop(host, cfg, self._handle, clock=self._clock)
-        self.loops[cfg.name] = loop
+        self.loops.pop(cfg.name, None)  # an edited entry may have become a login node
+        cluster = cfg.scheduler == "slurm"
+        # a login node's jobs are the scheduler's: the JobWatcher asks SLURM, the watch loop cannot
+        loop = None if cluster else WatchLoop(host, cfg, self._handle, clock=self._clock)
+        if loop is not None:
+            self.loops[cfg.name] = loop
         self.monitors[cfg.name] = HostMonitor(
             host, self._handle, refresh_seconds=refresh, stats_seconds=stats, clock=self._clock, watch=loop,
-            gpu_scope=slurm.gpu_scope(host) if cfg.scheduler == "slurm" else None,
+            gpu_scope=slurm.gpu_scope(host) if cluster else None,
         )
         self.watchers[cfg.name] = JobWatcher(host, cfg, self._handle, is_online=self._online_check(cfg.name))
         self.hosts[cfg.name] = host
 
     def _online_check(self, name: str) -> Callable[[], bool]:
         # the JobWatcher polls only where the watch loop cannot run (it reports jobs otherwise)
-        return lambda: self.views[name].state is ConnState.ONLINE and self.loops[name].mode is WatchMode.POLLING
+        def polls() -> bool:
+            loop = self.loops.get(name)
+            return self.views[name].state is ConnState.ONLINE and (loop is None or loop.mode is WatchMode.POLLING)
+
+        return polls
 
     @property
     def names(self) -> list[str]:
@@ -250,8 +258,9 @@ class Fleet:
             self._start(cfg.name)
 
     def poke_jobs(self, name: str) -> None:
-        if self.loops[name].live:
-            self.loops[name].poke()
+        loop = self.loops.get(name)
+        if loop is not None and loop.live:
+            loop.poke()
         else:
             self.watchers[name].poke()
 
