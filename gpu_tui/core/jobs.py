@@ -12,7 +12,7 @@ import json
 import re
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpu_tui.core.slurm import scheduler_words
 
@@ -156,9 +156,11 @@ def _int(text: str) -> int | None:
 
 
 def parse_job_listing(text: str) -> list[JobFacts]:
-    """The listing script's output: `@@job ID` then `key value` lines per job, newest last."""
+    """The listing script's output: `@@job ID` then `key value` lines per job, then `size ID
+    BYTES` lines for the logs (one `wc` for all of them: a queue of 200 jobs is not 400 processes)."""
     jobs: list[JobFacts] = []
     current: dict[str, object] | None = None
+    sizes: dict[str, int] = {}
 
     def close() -> None:
         if current is not None:
@@ -166,6 +168,12 @@ def parse_job_listing(text: str) -> list[JobFacts]:
 
     for line in text.splitlines():
         key, _, value = line.partition(" ")
+        if key == "size":
+            job_id, _sp, size = value.partition(" ")
+            n = _int(size)
+            if n is not None and JOB_ID_RE.match(job_id):
+                sizes[job_id] = n
+            continue
         if key == JOB_MARK:
             close()
             job_id = value.strip()
@@ -192,4 +200,5 @@ def parse_job_listing(text: str) -> list[JobFacts]:
         elif key in ("alive", "stop_requested"):
             current[key] = value.strip() == "1"
     close()
+    jobs = [replace(j, log_bytes=sizes[j.id]) if j.id in sizes and j.log_bytes is None else j for j in jobs]
     return sorted(jobs, key=lambda j: j.id)

@@ -1,25 +1,20 @@
-"""SLURM as a login node shows it: what `squeue --json` / `scontrol -o show job` say about a job, and
-what that means in gpu-tui's job words (docs/CONTRACTS.md `state`, `reason`, `node`).
-
-Read, not guessed: SLURM 22.05's JSON (openapi v0.0.38: `job_state` a string, `time_limit` minutes
-or null) and 23.02+ (`job_state` a list, numbers as `{"set", "infinite", "number"}`) are both
-accepted; `scontrol -o show job` (one `Key=Value ...` line per job) is the fallback where squeue
-was built without JSON support.
+"""SLURM as a login node shows it: what `squeue` (and `sacct`, where accounting runs) say about a
+job, and what that means in gpu-tui's job words (docs/CONTRACTS.md `state`, `reason`, `node`).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
     "SlurmJob",
     "SlurmNode",
     "TIME_RE",
-    "parse_squeue_json",
-    "parse_scontrol_jobs",
+    "parse_squeue",
+    "parse_sacct",
+    "SQUEUE_FORMAT",
     "parse_sinfo_nodes",
     "parse_sbatch_id",
     "scheduler_words",
@@ -48,7 +43,6 @@ class SlurmJob:
     node: str | None = None
     name: str | None = None
     partition: str | None = None
-    start_time: int | None = None
     time_limit_seconds: int | None = None
     """None: no limit (UNLIMITED / infinite) or not said."""
     exit_code: int | None = None
@@ -65,81 +59,21 @@ class SlurmNode:
     gpus_used: int
 
 
-def _number(value: object) -> int | None:
-    """22.05 gives a plain number; 23.02+ `{"set": bool, "infinite": bool, "number": n}`."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, Mapping):
-        if not value.get("set", True) or value.get("infinite"):
-            return None
-        return _number(value.get("number"))
-    return None
+SQUEUE_FORMAT = "%i|%T|%r|%N|%l|%j|%P"
+"""`squeue -h -t all -o SQUEUE_FORMAT`: id, state, reason, nodes, time limit, name, partition —
+fields every SLURM since 2.x prints the same way, 40-odd bytes a job (`--json` is ~3 KB a job:
+1.4 MB for a queue of 435, every poll)."""
 
 
-def _word(value: object) -> str:
-    if isinstance(value, list):  # 23.02+: ["PENDING"] or ["RUNNING", "COMPLETING"]
-        return str(value[0]) if value else ""
-    return str(value or "")
-
-
-def _reason(value: object) -> str | None:
-    text = str(value or "").strip()
-    return None if text in ("", "None", "(null)") else text
-
-
-def _exit(value: object) -> int | None:
-    """The job's exit code, 128+N for signal N: 22.05 gives the raw wait status (768 = exit 3,
-    9 = SIGKILL), 23.02+ `{"return_code": n, "signal": {"id": n}}`, scontrol `"code:signal"`."""
-    if isinstance(value, Mapping):
-        signal = value.get("signal")
-        sig = _number(signal.get("id")) if isinstance(signal, Mapping) else None
-        return 128 + sig if sig else _number(value.get("return_code"))
-    if isinstance(value, str):
-        code, _sep, signal_text = value.partition(":")
-        if code.isdigit():
-            return 128 + int(signal_text) if signal_text.isdigit() and int(signal_text) else int(code)
-        return None
-    status = _number(value)
-    if status is None:
-        return None
-    return 128 + (status & 0x7F) if status & 0x7F else status >> 8
-
-
-def parse_squeue_json(text: str) -> dict[str, SlurmJob]:
-    """`squeue --json` -> {job id: SlurmJob}. ValueError if it is not squeue's JSON."""
-    data = json.loads(text)
-    if not isinstance(data, Mapping) or not isinstance(data.get("jobs"), list):
-        raise ValueError("not squeue --json output")
-    jobs: dict[str, SlurmJob] = {}
-    for raw in data["jobs"]:
-        if not isinstance(raw, Mapping) or _number(raw.get("job_id")) is None:
-            continue
-        minutes = _number(raw.get("time_limit"))
-        start = _number(raw.get("start_time"))
-        job = SlurmJob(
-            job_id=str(_number(raw.get("job_id"))),
-            state=_word(raw.get("job_state")).upper(),
-            reason=_reason(raw.get("state_reason")),
-            node=_reason(raw.get("nodes")),
-            name=_reason(raw.get("name")),
-            partition=_reason(raw.get("partition")),
-            start_time=start or None,
-            time_limit_seconds=None if minutes is None else minutes * 60,
-            exit_code=_exit(raw.get("exit_code")),
-        )
-        jobs[job.job_id] = job
-    return jobs
-
-
-SINFO_FORMAT = "NodeList:200|,StateLong:40|,Partition:80|,Gres:200|,GresUsed:200|"
-
-_PAIR = re.compile(r"(\w[\w:/]*)=(\S*)")
+def _reason(value: str) -> str | None:
+    text = value.strip()
+    return None if text in ("", "None", "(null)", "N/A") else text
 
 
 def _slurm_seconds(text: str) -> int | None:
-    """`1-02:03:04`, `02:03:04`, `03:04` -> seconds; UNLIMITED, N/A -> None."""
+    """`1-02:03:04`, `02:03:04`, `03:04`, `5` (minutes) -> seconds; UNLIMITED, N/A -> None."""
+    if text.isdigit():
+        return int(text) * 60
     m = re.fullmatch(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)", text)
     if not m:
         return None
@@ -147,26 +81,38 @@ def _slurm_seconds(text: str) -> int | None:
     return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
-def parse_scontrol_jobs(text: str) -> dict[str, SlurmJob]:
-    """`scontrol -o show job` (one job per line) -> {job id: SlurmJob}."""
+def parse_squeue(text: str) -> dict[str, SlurmJob]:
+    """`squeue -h -t all -o SQUEUE_FORMAT` -> {job id: SlurmJob}; lines of another shape are skipped."""
     jobs: dict[str, SlurmJob] = {}
     for line in text.splitlines():
-        fields = dict(_PAIR.findall(line))
-        job_id = fields.get("JobId", "")
-        if not job_id.isdigit():
+        cells = line.split("|")
+        if len(cells) < 7 or not cells[0].strip().isdigit():
             continue
-        node = fields.get("NodeList")
+        job_id, state, reason, nodes, limit, name, partition = (c.strip() for c in cells[:7])
         jobs[job_id] = SlurmJob(
             job_id=job_id,
-            state=fields.get("JobState", "").upper(),
-            reason=_reason(fields.get("Reason")),
-            node=_reason(node),
-            name=_reason(fields.get("JobName")),
-            partition=_reason(fields.get("Partition")),
-            start_time=None,
-            time_limit_seconds=_slurm_seconds(fields.get("TimeLimit", "")),
-            exit_code=_exit(fields.get("ExitCode", "")),
+            state=state.split()[0].upper() if state else "",
+            reason=_reason(reason),
+            node=_reason(nodes),
+            name=_reason(name),
+            partition=_reason(partition),
+            time_limit_seconds=_slurm_seconds(limit),
         )
+    return jobs
+
+
+def parse_sacct(text: str) -> dict[str, SlurmJob]:
+    """`sacct -n -P -X -j IDS -o JobID,State,ExitCode,NodeList,Reason` (where accounting runs):
+    jobs the controller has forgotten. State may read `CANCELLED by 0`; ExitCode is `code:signal`."""
+    jobs: dict[str, SlurmJob] = {}
+    for line in text.splitlines():
+        cells = line.split("|")
+        if len(cells) < 5 or not cells[0].isdigit():
+            continue
+        code, _sep, sig = cells[2].partition(":")
+        exit_code = 128 + int(sig) if sig.isdigit() and int(sig) else (int(code) if code.isdigit() else None)
+        jobs[cells[0]] = SlurmJob(job_id=cells[0], state=cells[1].split()[0].upper() if cells[1] else "",
+                                  reason=_reason(cells[4]), node=_reason(cells[3]), exit_code=exit_code)
     return jobs
 
 
@@ -185,6 +131,9 @@ def _gpu_count(gres: str) -> int:
         if words and words[0] == "gpu" and words[-1].isdigit() and len(words) >= 2:
             total += int(words[-1])
     return total
+
+
+SINFO_FORMAT = "NodeList:200|,StateLong:40|,Partition:80|,Gres:200|,GresUsed:200|"
 
 
 def parse_sinfo_nodes(text: str) -> list[SlurmNode]:

@@ -241,7 +241,9 @@ for d in "$state"/jobs/*/; do
   fi
   echo "alive $alive"
   [ -f "$d/stop_requested" ] && echo "stop_requested 1"
-  [ -f "$d/log" ] && echo "log_bytes $(wc -c < "$d/log")"
+done
+wc -c -- "$state"/jobs/*/log 2>/dev/null | while read -r n f; do
+  case $f in */jobs/*/log) f=${f%/log}; echo "size ${f##*/} $n";; esac
 done
 exit 0
 """

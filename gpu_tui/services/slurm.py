@@ -25,13 +25,14 @@ from gpu_tui.core.jobs import JobFacts
 from gpu_tui.core.slurm import (
     ACTIVE_STATES,
     SINFO_FORMAT,
+    SQUEUE_FORMAT,
     TIME_RE,
     SlurmJob,
     SlurmNode,
+    parse_sacct,
     parse_sbatch_id,
-    parse_scontrol_jobs,
     parse_sinfo_nodes,
-    parse_squeue_json,
+    parse_squeue,
 )
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, sh_c
@@ -151,19 +152,21 @@ def submitted_id(exit_status: int | None, out: str, instance: str) -> str:
     raise RemoteError(_("{name}: SLURM refused the job: {reason}").format(name=instance, reason=reason[:300]))
 
 
-async def queue(host: Host) -> dict[str, SlurmJob]:
-    """The user's jobs as the scheduler knows them (recently ended ones too)."""
-    res = await host.run("squeue --json --me 2>&1", timeout=30)
-    if res.ok:
-        try:
-            return parse_squeue_json(res.stdout)
-        except ValueError:
-            pass  # an squeue built without JSON support prints an error here: ask scontrol
-    res = await host.run('scontrol -o show job 2>&1; echo "@@rc $?"', timeout=30)
-    text, _sep, rc = res.stdout.rpartition("@@rc ")
-    if rc.strip() != "0" and "No jobs in the system" not in text:
-        raise RemoteError(_("cannot read the SLURM queue: {error}").format(error=text.strip()[-300:]))
-    return parse_scontrol_jobs(text)
+async def queue(host: Host, missing_from: Sequence[str] = ()) -> dict[str, SlurmJob]:
+    """The user's jobs as the scheduler knows them (ended ones too, until the controller forgets
+    them); the ids in `missing_from` it no longer knows are asked of sacct, where accounting runs."""
+    res = await host.run(f"squeue --me -h -t all -o {quote(SQUEUE_FORMAT)}", timeout=30)
+    if not res.ok:
+        raise RemoteError(_("cannot read the SLURM queue: {error}").format(error=(res.stderr or res.stdout)[-300:]))
+    jobs = parse_squeue(res.stdout)
+    gone = [job_id for job_id in missing_from if job_id not in jobs and job_id.isdigit()]
+    if gone:
+        # no accounting (`Slurm accounting storage is disabled`): nothing more to learn, not an error
+        acct = await host.run(f"sacct -n -P -X -j {','.join(gone)} -o JobID,State,ExitCode,NodeList,Reason"
+                              " 2>/dev/null", timeout=30)
+        if acct.ok:
+            jobs.update(parse_sacct(acct.stdout))
+    return jobs
 
 
 _RECORD = r"""
@@ -180,7 +183,7 @@ async def annotate(host: Host, facts: Sequence[JobFacts], dir_of: Callable[[str]
     open_jobs = [f for f in facts if f.scheduler_job_id and f.exit_code is None and f.scheduler_state is None]
     if not open_jobs:
         return [replace(f, alive=False) if f.scheduler_job_id else f for f in facts]
-    known = await queue(host)
+    known = await queue(host, [f.scheduler_job_id for f in open_jobs if f.scheduler_job_id])
     out: list[JobFacts] = []
     ended: list[str] = []
     for f in facts:

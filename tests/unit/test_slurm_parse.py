@@ -1,10 +1,7 @@
-"""core/slurm on real SLURM 22.05 output (tests/data/slurm/README.md says how it was made) and on
-the 23.02+ JSON shapes SLURM's OpenAPI schema documents (numbers as {set, infinite, number},
-job_state as a list)."""
+"""core/slurm on real SLURM 22.05 output (tests/data/slurm/README.md says how it was made)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,62 +9,43 @@ import pytest
 from gpu_tui.core.jobs import JobFacts, job_state
 from gpu_tui.core.slurm import (
     TIME_RE,
+    parse_sacct,
     parse_sbatch_id,
-    parse_scontrol_jobs,
     parse_sinfo_nodes,
-    parse_squeue_json,
+    parse_squeue,
     scheduler_words,
 )
 
 DATA = Path(__file__).parents[1] / "data" / "slurm"
 
 
-def test_squeue_22_05_states_reasons_nodes_and_exit_codes() -> None:
-    jobs = parse_squeue_json((DATA / "squeue-22.05.json").read_text())
-    assert (jobs["12"].state, jobs["12"].node, jobs["12"].name) == ("RUNNING", "vm", "cap-holder")
-    assert (jobs["13"].state, jobs["13"].reason, jobs["13"].node) == ("PENDING", "Resources", None)
-    assert (jobs["15"].state, jobs["15"].reason) == ("PENDING", "Priority")
-    assert jobs["14"].state == "CANCELLED" and jobs["14"].time_limit_seconds == 300
-    assert jobs["12"].time_limit_seconds is None  # UNLIMITED
+def test_squeue_format_22_05_states_reasons_nodes_and_limits() -> None:
+    text = (DATA / "squeue-format-22.05.txt").read_text()
+    jobs = parse_squeue(text)
+    assert (jobs["442"].state, jobs["442"].node, jobs["442"].name) == ("RUNNING", "vm", "cap-holder")
+    assert jobs["442"].time_limit_seconds is None  # UNLIMITED
+    assert (jobs["443"].state, jobs["443"].reason, jobs["443"].node) == ("PENDING", "Resources", None)
+    assert (jobs["444"].state, jobs["444"].time_limit_seconds) == ("CANCELLED", 300)
+    waiting = jobs["445"]
+    assert (waiting.state, waiting.partition, waiting.time_limit_seconds) == ("PENDING", "gpu", 86400)
+    assert waiting.reason == ("Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority "
+                              "partitions")
+    assert {j.state for j in jobs.values()} >= {"COMPLETED", "FAILED", "CANCELLED", "PENDING", "RUNNING"}
+    assert len(jobs) == len(text.splitlines())
+
+
+def test_squeue_skips_what_is_not_a_job_line() -> None:
+    text = "squeue: error: Invalid user: nobody\n12|RUNNING|None|n1|1-00:00:00|train|gpu\n"
+    jobs = parse_squeue(text)
+    assert list(jobs) == ["12"] and jobs["12"].time_limit_seconds == 86400
+
+
+def test_sacct_lines() -> None:
+    # sacct -n -P -X -o JobID,State,ExitCode,NodeList,Reason, as its man page gives the fields
+    jobs = parse_sacct("7|FAILED|3:0|vm|NonZeroExitCode\n8|CANCELLED by 0|0:15|vm|None\n9|TIMEOUT|0:0|n2|TimeLimit\n")
     assert (jobs["7"].state, jobs["7"].exit_code, jobs["7"].reason) == ("FAILED", 3, "NonZeroExitCode")
-    assert jobs["9"].exit_code == 1 and jobs["3"].exit_code == 0
-    assert jobs["4"].exit_code == 137  # raw wait status 9: SIGKILL
-    assert jobs["13"].start_time is None and jobs["12"].start_time == 1796121637
-
-
-def test_scontrol_agrees_with_squeue() -> None:
-    by_json = parse_squeue_json((DATA / "squeue-22.05.json").read_text())
-    by_text = parse_scontrol_jobs((DATA / "scontrol-22.05.txt").read_text())
-    assert set(by_text) == set(by_json)
-    for job_id, job in by_json.items():
-        other = by_text[job_id]
-        assert (other.state, other.reason, other.node, other.exit_code, other.time_limit_seconds) == (
-            job.state, job.reason, job.node, job.exit_code, job.time_limit_seconds), job_id
-
-
-def test_squeue_23_json_shapes() -> None:
-    text = json.dumps({"jobs": [
-        {"job_id": 41, "job_state": ["RUNNING"], "state_reason": "None", "nodes": "gpu-1", "name": "train",
-         "partition": "gpu", "start_time": {"set": True, "infinite": False, "number": 1700000000},
-         "time_limit": {"set": True, "infinite": False, "number": 240},
-         "exit_code": {"status": ["SUCCESS"], "return_code": {"set": True, "infinite": False, "number": 0}}},
-        {"job_id": 42, "job_state": ["PENDING"], "state_reason": "QOSMaxJobsPerUserLimit", "nodes": "",
-         "time_limit": {"set": False, "infinite": True, "number": 0}},
-        {"job_id": 43, "job_state": ["CANCELLED"], "exit_code": {
-            "status": ["SIGNALED"], "return_code": {"set": True, "number": 0},
-            "signal": {"id": {"set": True, "number": 15}}}},
-    ]})
-    jobs = parse_squeue_json(text)
-    assert (jobs["41"].state, jobs["41"].time_limit_seconds, jobs["41"].exit_code) == ("RUNNING", 14400, 0)
-    assert (jobs["42"].reason, jobs["42"].time_limit_seconds, jobs["42"].node) == ("QOSMaxJobsPerUserLimit", None, None)
-    assert jobs["43"].exit_code == 143
-
-
-def test_not_squeue_json() -> None:
-    with pytest.raises(ValueError):
-        parse_squeue_json('{"errors": []}')
-    with pytest.raises(ValueError):
-        parse_squeue_json("squeue: error: Unrecognized option: json")
+    assert (jobs["8"].state, jobs["8"].exit_code, jobs["8"].reason) == ("CANCELLED", 143, None)
+    assert (jobs["9"].state, jobs["9"].node) == ("TIMEOUT", "n2")
 
 
 def test_sinfo_nodes_and_gres_counts() -> None:
