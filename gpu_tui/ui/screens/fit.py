@@ -68,7 +68,7 @@ def _verdict(f: CardFit, total: float) -> tuple[Text, Text]:
     return Text(_("no"), style="red"), Text("-" + _gib(-spare), style="red")
 
 
-def fit_result(est: Estimate, fleet: list[Card], currency: str) -> Table:
+def fit_result(est: Estimate, fleet: list[Card], currency: str, width: int = 100) -> Table:
     """The breakdown beside the verdict, then one row per fleet instance and per common card."""
     parts = Table(box=None, show_header=False, pad_edge=False, padding=(0, 1))
     parts.add_column(no_wrap=True)
@@ -86,7 +86,7 @@ def fit_result(est: Estimate, fleet: list[Card], currency: str) -> Table:
     elif not mine:
         head.append("\n" + _("no instances in this fleet"), style="dim")
     elif any(f.fits is None for f in mine):
-        head.append("\n" + _("no card seen so far in this fleet holds it on one GPU"), style="yellow")
+        head.append("\n" + _("no card seen so far holds it on one GPU"), style="yellow")
     else:
         head.append("\n" + _("no card in this fleet holds it on one GPU"), style="yellow")
     for note in est.notes:
@@ -95,7 +95,7 @@ def fit_result(est: Estimate, fleet: list[Card], currency: str) -> Table:
     top.add_column(no_wrap=True)
     top.add_column(ratio=1)
     top.add_row(parts, head)
-    cards = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    cards = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, width=min(width, 100))
     cards.add_column(_("card"), no_wrap=True, overflow="ellipsis", ratio=1, min_width=12)
     cards.add_column(_("memory"), justify="right", no_wrap=True, min_width=8)
     cards.add_column(_("rate"), justify="right", no_wrap=True, min_width=8)
@@ -162,6 +162,9 @@ class FitScreen(Screen[None]):
             yield Static("", id="fit-result")
         yield Footer()
 
+    def on_resize(self) -> None:
+        self.recompute()
+
     def on_mount(self) -> None:
         fit_labels(self)
         self.query_one("#model", Input).focus()
@@ -186,4 +189,5 @@ class FitScreen(Screen[None]):
             error.display = True
             return
         error.display = False
-        result.update(fit_result(est, self._fleet(), self._currency))
+        # the padding and the scroll bar take 4 cells
+        result.update(fit_result(est, self._fleet(), self._currency, max(40, self.size.width - 4)))
