@@ -17,8 +17,16 @@ import pytest
 
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.fit import (
-    COMMON_CARDS, Card, cheapest_fit, count_params, estimate, estimate_json, fit_cards, parse_count,
-    spec_from_config, spec_from_name,
+    COMMON_CARDS,
+    Card,
+    cheapest_fit,
+    count_params,
+    estimate,
+    estimate_json,
+    fit_cards,
+    parse_count,
+    spec_from_config,
+    spec_from_name,
 )
 from gpu_tui.core.fitmodels import MODELS, find_model
 
