@@ -135,7 +135,9 @@ PUBLISHED_BILLIONS = {
     "llama-3.2-1b": 1.24, "llama-3.2-3b": 3.21, "llama-3.1-8b": 8.03, "llama-3.1-70b": 70.6,
     "llama-2-7b": 6.74, "llama-2-70b": 69.0, "deepseek-r1-distill-qwen-1.5b": 1.78, "deepseek-v3": 671.0,
     "glm-4-9b": 9.4, "mistral-7b": 7.25, "mixtral-8x7b": 46.7, "yi-1.5-34b": 34.4, "gemma-2b": 2.51,
-    "gemma-2-9b": 9.24, "gemma-2-27b": 27.2,
+    "gemma-2-9b": 9.24, "gemma-2-27b": 27.2, "qwen2.5-32b": 32.5, "qwen3-0.6b": 0.6, "qwen3-4b": 4.0,
+    "qwen3-14b": 14.8, "qwen3-32b": 32.8, "mistral-nemo-12b": 12.2, "yi-1.5-6b": 6.06, "yi-1.5-9b": 8.83,
+    "gemma-2-2b": 2.61,
 }
 
 
@@ -144,6 +146,12 @@ def test_table_matches_published_sizes(name: str, billions: float) -> None:
     known = find_model(name)
     assert known is not None
     assert count_params(known.shape) / 1e9 == pytest.approx(billions, rel=0.01)
+
+
+def test_every_model_is_listed_with_its_source_in_docs() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "FIT.md").read_text(encoding="utf-8")
+    for m in MODELS:
+        assert f"| `{m.name}` | [{m.hf_id}]({m.source}) |" in doc, m.name
 
 
 def test_names_sizes_and_hub_ids() -> None:
