@@ -24,6 +24,7 @@ from gpu_tui.core.fit import (
     Estimate,
     breakdown,
     cheapest_fit,
+    count_params,
     estimate,
     estimate_json,
     fit_cards,
@@ -95,8 +96,8 @@ def format_fit(est: Estimate, mine: list[CardFit], common: list[CardFit], curren
 
 
 def _model_list() -> str:
-    rows = [(m.name, f"{m.hf_id}") for m in MODELS]
-    return "\n".join(format_rows(rows))
+    rows = [(m.name, f"{count_params(m.shape) / 1e9:.2f}B", m.hf_id) for m in MODELS]
+    return "\n".join(format_rows(rows, right=(1,)))
 
 
 def run_fit(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:

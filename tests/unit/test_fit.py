@@ -263,3 +263,11 @@ def test_cli_unreadable_config_json(tmp_path: Path) -> None:
     bad.write_text("not json")
     res = _run(tmp_path, str(bad))
     assert res.returncode == 2 and "is not JSON" in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_cli_list_names_every_model_with_its_size(tmp_path: Path) -> None:
+    res = _run(tmp_path, "--list")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert len(lines) == len(MODELS)
+    assert lines[3].split() == ["qwen2.5-7b", "7.62B", "Qwen/Qwen2.5-7B-Instruct"]
