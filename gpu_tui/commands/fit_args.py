@@ -21,5 +21,7 @@ def add_fit_parser(sub: argparse._SubParsersAction[Any]) -> None:
     fit.add_argument("--batch", default="1", metavar="N", help=_("sequences at once (default: 1)"))
     fit.add_argument("--train", default="none", metavar="none|lora|full",
                      help=_("none: serve it; lora or full: fine-tune with Adam (default: none)"))
+    fit.add_argument("--probe", action="store_true",
+                     help=_("ask every instance for its GPUs first (as status does) and remember them"))
     fit.add_argument("--json", action="store_true", help=_("print JSON (CONTRACTS.md) instead of text"))
     fit.add_argument("--list", action="store_true", help=_("list the models known by name, then exit"))

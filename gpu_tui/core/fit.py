@@ -17,11 +17,12 @@ from typing import Any
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.fitmodels import KnownModel, Shape, close_names, find_model
 from gpu_tui.core.i18n import N_, _
+from gpu_tui.core.models import GpuSample
 
 __all__ = [
     "COMMON_CARDS", "DTYPES", "GIB", "TRAIN_MODES", "Card", "CardFit", "Estimate", "ModelSpec",
-    "breakdown", "cheapest_fit", "count_params", "estimate", "estimate_json", "fit_cards", "lora_params",
-    "parse_count", "shape_from_config", "spec_from_config", "spec_from_name",
+    "breakdown", "cheapest_fit", "count_params", "estimate", "estimate_json", "fit_cards", "instance_card",
+    "lora_params", "parse_count", "shape_from_config", "spec_from_config", "spec_from_name",
 ]
 
 GIB = float(2**30)
@@ -83,6 +84,8 @@ class Card:
     rate: float | None = None
     """The instance's hourly_rate (the whole instance, all its GPUs)."""
     count: int = 1
+    seen_at: float | None = None
+    """When its GPUs were read, where that was not just now (the CLI's cache)."""
 
     @property
     def memory_gib(self) -> float:
@@ -100,12 +103,13 @@ COMMON_CARDS: tuple[Card, ...] = (
     Card("24 GB (RTX 4090 / 3090)", 24564),
     Card("32 GB (RTX 5090)", 32607),
     Card("40 GB (A100 40GB)", 40960),
-    Card("48 GB (RTX A6000 / L40S)", 49140),
+    Card("48 GB (L40S / RTX A6000)", 46068),
     Card("80 GB (A100 / H100 80GB)", 81559),
     Card("141 GB (H200)", 143771),
 )
-"""memory.total as nvidia-smi reports it (tests/data/nvidia-smi: the 4090, the A6000, the H100,
-a rented H200; the 5090 and A100 40GB as NVIDIA's spec sheets give them)."""
+"""memory.total as nvidia-smi reports it, the smaller card of each class (tests/data/nvidia-smi:
+the 4090, the L40S (an A6000 has 49140), the H100 (an A100 has 81920), a rented H200; the 5090
+and the A100 40GB as NVIDIA's spec sheets give them)."""
 
 
 # ----- parameters
@@ -204,6 +208,19 @@ def estimate(spec: ModelSpec, dtype: str, context: int, batch: int, train: str) 
         None if kv is None else kv / GIB, None if act is None else act / GIB,
         None if opt is None else opt / GIB, tuple(notes),
     )
+
+
+def instance_card(
+    name: str, rate: float, gpus: tuple[GpuSample, ...] | list[GpuSample], seen_at: float | None = None
+) -> Card:
+    """An instance as one card: its largest GPU (a model must fit on one), and how many it has;
+    memory 0 when none reported its size."""
+    sized = [g for g in gpus if g.memory_total_mib]
+    big = max(sized, key=lambda g: g.memory_total_mib or 0, default=None)
+    if big is None:
+        return Card("", 0, instance=name, rate=rate)
+    gpu = (big.name or "GPU").removeprefix("NVIDIA ").removeprefix("GeForce ")
+    return Card(gpu, big.memory_total_mib or 0, instance=name, rate=rate, count=len(sized), seen_at=seen_at)
 
 
 def fit_cards(est: Estimate, cards: list[Card] | tuple[Card, ...]) -> list[CardFit]:

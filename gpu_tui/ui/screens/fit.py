@@ -28,6 +28,7 @@ from gpu_tui.core.fit import (
     cheapest_fit,
     estimate,
     fit_cards,
+    instance_card,
 )
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.text import printable
@@ -43,15 +44,8 @@ TRAIN_LABELS = {"none": N_("inference"), "lora": N_("LoRA fine-tune"), "full": N
 
 
 def fleet_cards(views: Iterable[InstanceView]) -> list[Card]:
-    """One card per instance: its largest GPU as last seen (memory 0 until a frame came)."""
-    cards = []
-    for v in views:
-        gpus = [g for g in (v.frame.gpus if v.frame else ()) if g.memory_total_mib]
-        big = max(gpus, key=lambda g: g.memory_total_mib or 0, default=None)
-        name = (big.name or "").removeprefix("NVIDIA ").removeprefix("GeForce ") if big else ""
-        cards.append(Card(name, big.memory_total_mib or 0 if big else 0, instance=v.config.name,
-                          rate=v.config.hourly_rate, count=len(gpus) or 1))
-    return cards
+    """One card per instance, from its last frame (memory 0 until a frame came)."""
+    return [instance_card(v.config.name, v.config.hourly_rate, v.frame.gpus if v.frame else ()) for v in views]
 
 
 def _gib(v: float | None) -> str:
