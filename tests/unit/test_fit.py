@@ -272,3 +272,19 @@ def test_cli_list_names_every_model_with_its_size(tmp_path: Path) -> None:
     lines = res.stdout.splitlines()
     assert len(lines) == len(MODELS)
     assert lines[3].split() == ["qwen2.5-7b", "7.62B", "Qwen/Qwen2.5-7B-Instruct"]
+
+
+def test_gpu_cache_merges_and_survives_a_broken_file(tmp_path: Path) -> None:
+    from gpu_tui.services.gpucache import SeenGpus, cache_file, load_gpus, save_gpus
+
+    path = cache_file(tmp_path / "data")
+    assert load_gpus(path) == {}  # no file yet
+    a, b = SeenGpus("RTX 4090", 24564, 1, 100.0), SeenGpus("H100 80GB HBM3", 81559, 8, 200.0)
+    assert save_gpus(path, {"a": a})
+    assert save_gpus(path, {"b": b})  # a keeps its sighting
+    assert load_gpus(path) == {"a": a, "b": b}
+    path.write_text('{"instances": {"a": {"gpu": "x"}, '
+                    '"b": {"gpu": "L40S", "memory_mib": 46068, "count": 8, "seen_at": 1}}}')
+    assert load_gpus(path) == {"b": SeenGpus("L40S", 46068, 8, 1.0)}  # the broken entry is dropped, not fatal
+    path.write_text("not json")
+    assert load_gpus(path) == {}
