@@ -48,6 +48,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("shutdown_all", "Q", N_("Shut all+quit"), N_("shut every billing one down, quit")),
     Action("trust_key", "K", N_("Trust key"), N_("trust an unknown or changed host key")),
     Action("reconnect", "R", N_("Reconnect"), N_("reconnect now (or type the password)")),
+    # not in the footer (it is full at 120 columns): help and the palette list it
+    Action("fit", "v", N_("Fit"), N_("VRAM fit: will a model fit this fleet's GPUs"), show=False),
 )
 
 ACTION_IDS: tuple[str, ...] = tuple(a.id for a in ACTIONS)

@@ -34,6 +34,7 @@ from gpu_tui.ui.screens import DetailScreen, HelpScreen
 from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.cost import CostScreen
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
+from gpu_tui.ui.screens.fit import FitScreen, fleet_cards
 from gpu_tui.ui.screens.sync import SyncScreen
 from gpu_tui.ui.source import FleetSource, Opened
 from gpu_tui.ui.widgets import FleetBar, GpuPanel, HostPanel, InstanceTable
@@ -106,6 +107,7 @@ AVAILABLE: dict[str, Check] = {
     "shutdown_all": lambda s, v: s.power.check("shutdown_all", v),
     "trust_key": _trust_key,
     "reconnect": _reconnect,
+    "fit": lambda s, v: True,
 }
 """When each action of the table can run: True, None (shown dimmed: not for this instance now)
 or False (hidden: never here, e.g. power keys in the demo)."""
@@ -399,6 +401,9 @@ class DashboardScreen(Screen[None]):
 
     def action_trust_key(self) -> None:
         self._with_view(lambda v: instance_keys.trust_key(self, v))
+
+    def action_fit(self) -> None:
+        self.push(FitScreen(lambda: fleet_cards(self._fleet.views.values() if self._fleet else ()), self.currency))
 
     def action_reconnect(self) -> None:
         self._with_view(lambda v: instance_keys.reconnect(self, v))
