@@ -15,6 +15,7 @@ import asyncio
 import errno
 import logging
 from collections.abc import Callable
+from typing import cast
 
 import asyncssh
 from asyncssh.forward import SSHForwarder
@@ -101,8 +102,9 @@ class _Tunnel(SSHForwarder):
         fwd = self._forward
         try:
             conn = fwd.opener()
-            await asyncio.wait_for(
-                conn.create_connection(lambda: SSHForwarder(self), DEST, fwd.remote_port), OPEN_TIMEOUT)
+            # asyncssh's forward_local_port hands the same protocol in where a session is typed
+            session = cast("Callable[[], asyncssh.SSHTCPSession[bytes]]", lambda: SSHForwarder(self))
+            await asyncio.wait_for(conn.create_connection(session, DEST, fwd.remote_port), OPEN_TIMEOUT)
         except (RemoteError, asyncssh.Error, OSError, TimeoutError) as exc:
             self.close()
             fwd.on_failure(channel_error(fwd.name, fwd.remote_port, exc))
