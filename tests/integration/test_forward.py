@@ -223,3 +223,17 @@ async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
     writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(BODY) + BODY)
     await writer.drain()
     writer.close()
+
+
+def test_forward_cli_bind_elsewhere(tmp_path, sshd_instance, web) -> None:
+    """--bind: an address of this machine is listened on (0.0.0.0: every one); one that is not
+    (TEST-NET-1) is exit 2, one line."""
+    r = run_gpu_tui(tmp_path, [sshd_instance], "forward", sshd_instance.name, f"{web.server_port}:0",
+                    "--bind", "192.0.2.1")
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "--bind" in r.stderr, r.stderr
+    c = Cli(tmp_path, sshd_instance, f"{web.server_port}:0", "--bind", "0.0.0.0")
+    try:
+        assert get(c.local_port()) == BODY  # the URL says 127.0.0.1, reached through the wildcard
+    finally:
+        c.close()

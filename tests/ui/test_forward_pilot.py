@@ -87,5 +87,7 @@ async def test_f_forwards_a_preset_marks_the_row_and_closes(sshd_instance, tmp_p
 async def test_no_forward_key_on_this_machine(tmp_path: Path) -> None:
     app = build_app(local_source())
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.fleet is not None)
+        await wait_for(pilot, lambda: app.fleet is not None and app.dashboard.selected() is not None)
+        # settled first: its local monitor's subprocesses end before the loop does
+        await wait_for(pilot, lambda: app.dashboard.selected().state == "online")
         assert app.dashboard.check_action("forward", ()) is False
