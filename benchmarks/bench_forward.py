@@ -255,7 +255,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'way':8} {'MB/s':>8} {'rtt med':>9} {'added':>7} {'rtt p99':>9} {'connect':>9} {'cpu s/GiB':>9}")
     for r in rows:
         cpu = "-" if r["cpu_s_per_gib"] is None else f"{r['cpu_s_per_gib']:.2f}"
-        print(f"{r['way']:8} {r['mb_per_s']:8.1f} {r['rtt_median_us']:7d}us {r['rtt_added_us'] if r['rtt_added_us'] is not None else '-':>5}us "
+        added = "-" if r["rtt_added_us"] is None else str(r["rtt_added_us"])
+        print(f"{r['way']:8} {r['mb_per_s']:8.1f} {r['rtt_median_us']:7d}us {added:>5}us "
               f"{r['rtt_p99_us']:7d}us {r['connect_median_ms']:7.2f}ms {cpu:>9}")
     return 0
 
