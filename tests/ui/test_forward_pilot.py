@@ -1,7 +1,8 @@
 """`f` in the dashboard against real sshd: forward the TensorBoard preset of the selected
 instance (a real HTTP server answers on its port 6006: the instance is this machine), the page
 comes through the local URL, the row shows `⇄1`, and closing it takes the mark and the local
-listener away. `gpu-tui local` has no `f`."""
+listener away; a forward comes back after the dashboard reconnects (sshd restarted).
+`gpu-tui local` and the demo have no `f`."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import contextlib
 import errno
 import socket
 from pathlib import Path
+from types import SimpleNamespace
 
 from pilothelp import make_app, on_top, screen_text, state_of
 from textual.widgets import OptionList
 from waiting import wait_for
 
-from gpu_tui.ui.factory import build_app, local_source
+from gpu_tui.ui.dashboard import AVAILABLE
 from gpu_tui.ui.screens.forward import ForwardScreen
 
 PAGE = b"TensorBoard 2.17"
@@ -68,6 +70,14 @@ async def test_f_forwards_a_preset_marks_the_row_and_closes(sshd_instance, tmp_p
             await pilot.press("escape")
             await wait_for(pilot, lambda: "⇄1" in _row(app, name), what="the row's forward mark")
 
+            # the instance's sshd restarts: the dashboard reconnects, and the forward with it
+            sshd_instance.restart()
+            await wait_for(pilot, lambda: state_of(app, name) != "online", what="the drop seen")
+            await wait_for(pilot, lambda: state_of(app, name) == "online", what="reconnected")
+            if server is not None:
+                assert await asyncio.to_thread(_get, fwd.local) == PAGE
+            assert forwards.of(name) == [fwd] and "⇄1" in _row(app, name)
+
             await pilot.press("f")
             screen = await wait_for(pilot, lambda: on_top(app, ForwardScreen))
             await pilot.press("delete")
@@ -84,10 +94,11 @@ async def test_f_forwards_a_preset_marks_the_row_and_closes(sshd_instance, tmp_p
                 await server.wait_closed()
 
 
-async def test_no_forward_key_on_this_machine(tmp_path: Path) -> None:
-    app = build_app(local_source())
-    async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: app.fleet is not None and app.dashboard.selected() is not None)
-        # settled first: its local monitor's subprocesses end before the loop does
-        await wait_for(pilot, lambda: app.dashboard.selected().state == "online")
-        assert app.dashboard.check_action("forward", ()) is False
+def test_no_forward_key_on_this_machine_nor_in_the_demo() -> None:
+    """Only SSH instances of the config file forward ports: `gpu-tui local` has no SSH, and the
+    demo's simulated machines serve nothing. (The availability check alone: a `local` dashboard's
+    own subprocesses are not what this is about.)"""
+    here = SimpleNamespace(source=SimpleNamespace(remote=False), opened=None)
+    demo = SimpleNamespace(source=SimpleNamespace(remote=True), opened=SimpleNamespace(onboarder=None))
+    assert AVAILABLE["forward"](here, None) is False  # type: ignore[arg-type]
+    assert AVAILABLE["forward"](demo, None) is False  # type: ignore[arg-type]
