@@ -27,7 +27,7 @@ PRESETS: tuple[Preset, ...] = (
     Preset(7860, N_("Gradio")),
     Preset(8000, N_("OpenAI-compatible API")),
 )
-"""The ports renters open most (FIELD_NOTES.md, "On the instance"); vLLM serves its OpenAI API on 8000."""
+"""The ports renters open most (docs/FIELD_NOTES.md, "Ports, IDEs and mirrors"); vLLM serves its OpenAI API on 8000."""
 
 
 def preset_for(port: int) -> Preset | None:
