@@ -16,7 +16,7 @@ from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import Settings
 from gpu_tui.core.errors import AuthFailed, GpuTuiError, HostKeyChanged, HostKeyUnknown, RemoteError, error_line
-from gpu_tui.core.forwardspec import ForwardSpec
+from gpu_tui.core.forwardspec import ForwardSpec, loopback_only
 from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.remote.backoff import backoff_delay
@@ -76,6 +76,9 @@ async def _forward(host: SshHost, specs: list[ForwardSpec], bind: str) -> int:
             label = f"  ({_(fwd.label)})" if fwd.label else ""
             print(_("{url}  ->  {name} port {port}").format(url=fwd.url, name=host.name, port=fwd.remote) + label,
                   flush=True)
+        if not loopback_only(bind):
+            _note(_("listening on {bind}: other machines that reach this one can use these ports too").format(
+                bind=bind))
         _note(_("forwarding; press Ctrl+C to stop"))
         while True:
             why = await host.wait_closed()

@@ -5,11 +5,12 @@ Pure (no I/O): the CLI, the service and the forward screen share it.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 from gpu_tui.core.i18n import N_, _
 
-__all__ = ["PRESETS", "ForwardSpec", "Preset", "local_url", "parse_spec", "preset_for"]
+__all__ = ["PRESETS", "ForwardSpec", "Preset", "local_url", "loopback_only", "parse_spec", "preset_for"]
 
 DEFAULT_BIND = "127.0.0.1"
 
@@ -64,6 +65,16 @@ def parse_spec(text: str) -> ForwardSpec:
     remote = _port(remote_text, N_("the instance port"), spec, zero=False)
     local = _port(local_text, N_("the local port"), spec, zero=True) if sep else remote
     return ForwardSpec(remote, local)
+
+
+def loopback_only(bind: str) -> bool:
+    """Whether `bind` keeps a forward to this machine (a name other than localhost: not known)."""
+    if bind == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bind).is_loopback
+    except ValueError:
+        return False
 
 
 def local_url(bind: str, port: int) -> str:

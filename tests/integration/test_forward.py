@@ -235,5 +235,6 @@ def test_forward_cli_bind_elsewhere(tmp_path, sshd_instance, web) -> None:
     c = Cli(tmp_path, sshd_instance, f"{web.server_port}:0", "--bind", "0.0.0.0")
     try:
         assert get(c.local_port()) == BODY  # the URL says 127.0.0.1, reached through the wildcard
+        assert "other machines" in c.stderr()
     finally:
         c.close()

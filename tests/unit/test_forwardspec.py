@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_tui.core.forwardspec import PRESETS, ForwardSpec, local_url, parse_spec, preset_for
+from gpu_tui.core.forwardspec import PRESETS, ForwardSpec, local_url, loopback_only, parse_spec, preset_for
 
 
 @pytest.mark.parametrize(("text", "remote", "local"), [
@@ -33,3 +33,10 @@ def test_urls_and_presets() -> None:
     assert [p.port for p in PRESETS] == [6006, 8888, 7860, 8000]
     assert preset_for(6006) is not None and preset_for(6007) is None
     assert str(ForwardSpec(6006, 6006)) == "6006" and str(ForwardSpec(6006, 1)) == "6006:1"
+
+
+def test_loopback_only() -> None:
+    assert loopback_only("127.0.0.1") and loopback_only("127.0.0.5") and loopback_only("::1")
+    assert loopback_only("localhost")
+    assert not loopback_only("0.0.0.0") and not loopback_only("::") and not loopback_only("192.168.1.5")
+    assert not loopback_only("myhost.lan")
