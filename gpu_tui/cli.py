@@ -21,6 +21,7 @@ from gpu_tui.commands.autostop_args import add_autostop_parser
 from gpu_tui.commands.cost_args import add_cost_parser
 from gpu_tui.commands.env_args import add_conda_parser, add_env_parser
 from gpu_tui.commands.fit_args import add_fit_parser
+from gpu_tui.commands.forward_args import add_forward_parser
 from gpu_tui.commands.helpformat import CellHelpFormatter
 from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
 from gpu_tui.commands.output import error_line
@@ -48,6 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "env": ("env", "run_env"),
     "autostop": ("autostop_cmd", "run_autostop"),
     "fit": ("fit_cmd", "run_fit"),
+    "forward": ("forward_cmd", "run_forward"),
     **{name: ("jobs", "run_job_command") for name in JOB_COMMANDS},
 }
 """Subcommand -> (module in gpu_tui.commands, function(args, settings, paths) -> exit code);
@@ -91,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sync_parser(sub)
     add_autostop_parser(sub)
     add_fit_parser(sub)
+    add_forward_parser(sub)
 
     demo = sub.add_parser("demo", help=_("the dashboard on a simulated fleet (no account needed)"))
     demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help=_("fleet size, 1-64"))

@@ -42,6 +42,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("conda", "e", N_("Conda"), N_("conda envs: create, install, remove")),
     Action("sync", "y", N_("Sync"), N_("push or pull the sync directories")),
     Action("shell", "t", N_("Shell"), N_("a shell on the instance")),
+    Action("forward", "f", N_("Ports"), N_("forward instance ports here: TensorBoard, Jupyter..."), show=False),
     Action("detail", "enter", N_("Detail"), N_("this instance's GPUs, larger charts")),
     Action("add", "a", N_("Add"), N_("add an instance (paste its login)")),
     Action("edit", "i", N_("Edit"), N_("edit this instance's settings")),

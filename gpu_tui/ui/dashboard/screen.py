@@ -23,6 +23,7 @@ from gpu_tui.core.actions import ACTIONS, action, key_label
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.services.events import GpuFrameReceived, HostStatsReceived, StateChanged
 from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
+from gpu_tui.services.forwards import ForwardEvent, Forwards
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.bindings import translate_bindings
 from gpu_tui.ui.dashboard import instance_keys, job_keys
@@ -35,6 +36,7 @@ from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.cost import CostScreen
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
 from gpu_tui.ui.screens.fit import FitScreen, fleet_cards
+from gpu_tui.ui.screens.forward import ForwardScreen
 from gpu_tui.ui.screens.sync import SyncScreen
 from gpu_tui.ui.source import FleetSource, Opened
 from gpu_tui.ui.widgets import FleetBar, GpuPanel, HostPanel, InstanceTable
@@ -89,6 +91,13 @@ def _reconnect(s: DashboardScreen, v: InstanceView | None) -> bool | None:
     return True if v and v.shown_state in instance_keys.RETRY_STATES else None
 
 
+def _forward(s: DashboardScreen, v: InstanceView | None) -> bool | None:
+    # the demo's simulated machines serve no ports; an offline one may still have forwards to close
+    if not (s.source.remote and _configured(s)):
+        return False
+    return True if v is not None and (v.state == "online" or s.forwards.count(v.name)) else None
+
+
 AVAILABLE: dict[str, Check] = {
     "quit": lambda s, v: True,
     "help": lambda s, v: True,
@@ -100,6 +109,7 @@ AVAILABLE: dict[str, Check] = {
     "conda": _online,
     "sync": _sync,
     "shell": lambda s, v: shell_possible(s, v),
+    "forward": _forward,
     "add": lambda s, v: _configured(s),
     "edit": _edit,
     "cost": lambda s, v: s.opened is not None and s.opened.ledger is not None,
@@ -152,6 +162,9 @@ class DashboardScreen(Screen[None]):
         self.host_panel = HostPanel(id="host")
         self.host_panel.shutdown_key = key_label(self.key_for("shutdown"))
         self.host_panel.logs_key = key_label(self.key_for("logs"))
+        self.forwards = Forwards(on_change=self._forward_changed)
+        """Forwarded ports (`f`): they ride on the fleet's connections and live as long as the app."""
+        self.table.forward_count = self.forwards.count
 
     # ----- the context the key handlers see (ui/dashboard/context.py)
     @property
@@ -224,6 +237,13 @@ class DashboardScreen(Screen[None]):
         self._closing = True
         for timer in self._dash_timers:
             timer.stop()
+        self.forwards.close_all()
+
+    def _forward_changed(self, event: ForwardEvent) -> None:
+        self._dirty.add(event.name)  # the row's ⇄ mark
+        if event.kind == "failed" and event.message and not self._closing:
+            self.notify(event.message, title=_("port {port}").format(port=event.remote), severity="warning",
+                        markup=False)
 
     def fleet_event(self, name: str, event: FleetEvent) -> None:
         # Monitors report dozens of changes a second across a fleet; rows are repainted in one
@@ -381,6 +401,11 @@ class DashboardScreen(Screen[None]):
 
     def action_shell(self) -> None:
         self._with_view(lambda v: open_shell(self, v))
+
+    def action_forward(self) -> None:
+        if self._fleet is not None:
+            fleet = self._fleet
+            self._with_view(lambda v: self.push(ForwardScreen(v.name, fleet.hosts[v.name], self.forwards)))
 
     def action_add(self) -> None:
         instance_keys.add(self)

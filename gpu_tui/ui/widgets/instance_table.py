@@ -95,6 +95,8 @@ class InstanceTable(RowList):
         self._lines: dict[str, Text] = {}
         self.idle_after: float | None = None
         """Seconds of billing idle after which a row says `online idle` (settings.idle_minutes)."""
+        self.forward_count: Callable[[str], int] | None = None
+        """How many ports of an instance are forwarded (the `⇄N` after its name)."""
         self.on_move: Callable[[], None] | None = None
         """Called as soon as the cursor moved (any key, the mouse), before the next frame: the
         Highlighted message arrives a frame or two later under load, and the panels showing
@@ -112,7 +114,7 @@ class InstanceTable(RowList):
         used = sum(g.memory_used_mib or 0 for g in gpus)
         total = sum(g.memory_total_mib or 0 for g in gpus)
         return {
-            "name": Text(v.name, style="bold"),
+            "name": self._name_cell(v.name),
             "state": _state_with_job(v, now, self.idle_after),
             "gpus": Text(str(len(gpus)) if gpus else "-", justify="right"),
             "util": Text(format_percent(sum(utils) / len(utils)) if utils else "-", justify="right"),
@@ -120,6 +122,16 @@ class InstanceTable(RowList):
             "rate": Text(format_rate_per_hour(v.config.hourly_rate, self.currency), justify="right"),
             "cost": Text(format_money(v.cost_so_far(now), self.currency), justify="right"),
         }
+
+    def _name_cell(self, name: str) -> Text:
+        """The name, then `⇄N` for N live forwards, the name cut (not the mark) when narrow."""
+        count = self.forward_count(name) if self.forward_count is not None else 0
+        cell = Text(name, style="bold")
+        if count:
+            mark = f" ⇄{count}"
+            cell.truncate(max(1, self.widths[0] - cell_len(mark)), overflow="ellipsis")
+            cell.append(mark, style="bold green")
+        return cell
 
     def show(self, v: InstanceView, now: float) -> None:
         line = _line(self.cells_for(v, now), self.widths)
