@@ -32,8 +32,8 @@ async def run_mirror(host: Host, state_dir: str, mirror: str) -> int:
         if a.answers:
             print(printable(f"{host.name}: {answer_line(a)}"))
         else:
-            warning = _("warning: {name}: {what} from the instance (asked for {seconds:g} s); "
-                        "the configuration is written anyway").format(
+            warning = _("warning: {name}: the mirror does not answer from the instance within {seconds:g} s "
+                        "({what}); the configuration is written anyway").format(
                 name=host.name, what=answer_line(a), seconds=PROBE_TIMEOUT)
             sys.stderr.write(f"gpu-tui: {printable(warning)}\n")
     if mirror != "default":

@@ -15,7 +15,7 @@ import pytest
 from sshhelp import cli_env, config_text, run_gpu_tui
 
 from gpu_tui.config.secrets import env_var_name
-from gpu_tui.core.sshsection import BEGIN, END, blocks_in
+from gpu_tui.core.sshsection import BEGIN, blocks_in
 
 pytestmark = pytest.mark.sshd
 
