@@ -20,6 +20,7 @@ from gpu_tui.commands.output import confirm
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
+from gpu_tui.config.sshconfig import read_ssh_config
 from gpu_tui.config.sshwrite import host_block, read_config_text, remove_blocks, write_blocks
 from gpu_tui.core.errors import AuthFailed, GpuTuiError
 from gpu_tui.core.i18n import _
@@ -106,13 +107,19 @@ def ensure_blocks(
     if problems and names:
         return EXIT_USAGE  # a name the user typed cannot be an alias: nothing written
     theirs = user_aliases(read_config_text(paths.ssh_config))
-    mine = []
+    entries = {h.alias.lower(): h for h in read_ssh_config(paths.ssh_config)} if theirs else {}
+    mine, blocks = [], []
     for inst in instances:
         if inst.name.lower() in theirs:
             _say(_("{name}: ~/.ssh/config already has your own `Host {name}`; left as it is").format(name=inst.name))
-        else:
-            mine.append(inst)
-    blocks = [host_block(i, paths) for i in mine]
+            continue
+        via = entries.get(inst.host.lower()) if inst.host.lower() in theirs else None
+        if via is not None:
+            _say(_("{name}: its host {host} is your own Host entry; the block uses its HostName {hostname} "
+                   "(options such as ProxyJump are not copied)").format(
+                name=inst.name, host=inst.host, hostname=via.hostname))
+        mine.append(inst)
+        blocks.append(host_block(inst, paths, via))
     if print_only:
         for block in blocks:
             print("\n".join(render_block(block)) + "\n")

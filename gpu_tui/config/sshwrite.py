@@ -13,6 +13,7 @@ from pathlib import Path
 from gpu_tui.config.atomicfile import SECRET_MODE, write_atomic
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.config.sshconfig import SshConfigHost
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.sshsection import HostBlock, remove_block, splice
@@ -24,19 +25,24 @@ DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
 (remote/ssh.py), so a block that names the app key lists those that exist after it."""
 
 
-def host_block(inst: InstanceConfig, paths: Paths) -> HostBlock:
+def host_block(inst: InstanceConfig, paths: Paths, via: SshConfigHost | None = None) -> HostBlock:
     """The block for one instance: its own key where it names one, else gpu-tui's app key and
     the default keys that exist; host keys from the user's known_hosts and gpu-tui's own.
-    Paths are absolute: OpenSSH expands `~` from the passwd entry, not from $HOME."""
-    if inst.identity_file:
-        keys: tuple[str, ...] = (inst.identity_file,)
+    Paths are absolute: OpenSSH expands `~` from the passwd entry, not from $HOME.
+
+    `via`: the user's own `Host` entry that the instance's host names. OpenSSH does not look
+    Host entries up again by HostName, so the block carries that entry's HostName (and its
+    IdentityFile where the instance names none), as gpu-tui's own login reads them."""
+    identity = inst.identity_file or (via.identity_file if via else None)
+    if identity:
+        keys: tuple[str, ...] = (str(Path(identity).expanduser()) if identity.startswith("~") else identity,)
     else:
         ssh_dir = paths.user_known_hosts.parent
         defaults = [str(ssh_dir / k) for k in DEFAULT_KEYS if (ssh_dir / k).is_file()]
         keys = (str(paths.app_key), *defaults)
     return HostBlock(
         alias=inst.name,
-        hostname=inst.host,
+        hostname=via.hostname if via else inst.host,
         port=inst.port,
         user=inst.user,
         identity_files=keys,

@@ -120,7 +120,9 @@ def user_aliases(text: str) -> set[str]:
     for line in outside:
         m = _HOST_LINE.match(line)
         if m:
-            found.update(w.lower() for w in m.group(1).split() if not any(c in w for c in "*?!"))
+            words = m.group(1).split()
+            ends = next((i for i, w in enumerate(words) if w.startswith("#")), len(words))  # a comment
+            found.update(w.lower() for w in words[:ends] if not any(c in w for c in "*?!"))
     return found
 
 

@@ -109,6 +109,25 @@ def test_a_users_own_host_and_a_bad_alias_are_left_alone(sshd_instance, tmp_path
     assert unknown.returncode == 2 and "no instance named 'nope'" in unknown.stderr
 
 
+def test_an_instance_whose_host_is_the_users_alias(sshd_instance, tmp_path: Path) -> None:
+    # `add --from-ssh-config` leaves host = the user's alias: OpenSSH would not look it up again
+    cfg = ssh_config(tmp_path)
+    cfg.parent.mkdir(parents=True)
+    mine = f"Host lab  # my lab box\n    HostName {sshd_instance.host}\n"
+    cfg.write_text(mine)
+    text = config_text([sshd_instance]).replace(f'host = "{sshd_instance.host}"', 'host = "lab"')
+    (tmp_path / "alias.toml").write_text(text)
+    res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "alias.toml"), "ssh-config"],
+                         capture_output=True, text=True, timeout=60,
+                         env=cli_env(tmp_path, known_hosts=sshd_instance.host_public_key_line + "\n"))
+    assert res.returncode == 0, res.stderr
+    assert "your own Host entry" in res.stderr
+    assert f"    HostName {sshd_instance.host}" in blocks_in(cfg.read_text())[sshd_instance.name]
+    assert cfg.read_text().endswith(mine)
+    login = openssh(tmp_path, sshd_instance.name, "true")
+    assert login.returncode == 0, login.stderr
+
+
 def test_password_only_instance_gets_the_app_key_first(sshd_instance, password_user, tmp_path: Path) -> None:
     cfg_file = tmp_path / "pw.toml"
     cfg_file.write_text("[settings]\nconnect_timeout_seconds = 3.0\n\n[[instances]]\n"
