@@ -68,10 +68,12 @@ class CondaScreen(Screen[None]):
     CondaScreen #output { height: 1fr; border-top: solid $primary; }
     """
 
-    def __init__(self, inst: InstanceConfig, host: Host) -> None:
+    def __init__(self, inst: InstanceConfig, host: Host, *, mirrors: bool = True) -> None:
         super().__init__()
         translate_bindings(self)
         self._inst, self._host = inst, host
+        self._mirrors = mirrors
+        """Whether `m` can set a mirror there (not on the demo's simulated instances)."""
         self.install: CondaInstall | None = None
         self.proc: Killable | None = None
         self.listing = True
@@ -115,8 +117,9 @@ class CondaScreen(Screen[None]):
         if path is not None:
             line.append("p", style="bold")
             line.append(" " + _("copy") + "  ", style="dim")
-            line.append("m", style="bold")
-            line.append(" " + _("mirror") + "  ", style="dim")
+            if self._mirrors:
+                line.append("m", style="bold")
+                line.append(" " + _("mirror") + "  ", style="dim")
             line.append(_("python for PyCharm: "), style="dim")
             line.append(printable(path))
         self.query_one("#interp", Static).update(line)
@@ -167,6 +170,8 @@ class CondaScreen(Screen[None]):
     # ----- operations
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         busy = self.proc is not None or self.mirroring
+        if action == "mirror" and not self._mirrors:
+            return False
         if action == "copy_python":
             return True if self.interpreter is not None else None
         if action == "cancel":
