@@ -124,11 +124,15 @@ def ensure_blocks(
         for block in blocks:
             print("\n".join(render_block(block)) + "\n")
         return EXIT_OK
+    if not blocks:
+        if not names:  # no instance left to write: no section either
+            remove_blocks(paths.ssh_config, None)
+        print(_("{path}: no Host blocks to write").format(path=paths.ssh_config))
+        return EXIT_OK
     ready = all([_offer_key(i, settings, paths, install) for i in mine])
     write_blocks(paths.ssh_config, blocks, replace_all=not names)
-    if blocks:
-        print(_("{path}: Host blocks for {names}; connect with `ssh {first}`, or pick it in VS Code / PyCharm").format(
-            path=paths.ssh_config, names=", ".join(b.alias for b in blocks), first=blocks[0].alias))
+    print(_("{path}: Host blocks for {names}; connect with `ssh {first}`, or pick it in VS Code / PyCharm").format(
+        path=paths.ssh_config, names=", ".join(b.alias for b in blocks), first=blocks[0].alias))
     return EXIT_OK if ready else EXIT_PARTIAL
 
 
