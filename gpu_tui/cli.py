@@ -23,6 +23,7 @@ from gpu_tui.commands.env_args import add_conda_parser, add_env_parser
 from gpu_tui.commands.fit_args import add_fit_parser
 from gpu_tui.commands.forward_args import add_forward_parser
 from gpu_tui.commands.helpformat import CellHelpFormatter
+from gpu_tui.commands.ide_args import add_ide_parsers
 from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
 from gpu_tui.commands.output import error_line
 from gpu_tui.commands.power_args import add_power_parsers
@@ -50,6 +51,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "autostop": ("autostop_cmd", "run_autostop"),
     "fit": ("fit_cmd", "run_fit"),
     "forward": ("forward_cmd", "run_forward"),
+    "ssh-config": ("ide_cmd", "run_ssh_config"),
+    "code": ("ide_cmd", "run_code"),
     **{name: ("jobs", "run_job_command") for name in JOB_COMMANDS},
 }
 """Subcommand -> (module in gpu_tui.commands, function(args, settings, paths) -> exit code);
@@ -94,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_autostop_parser(sub)
     add_fit_parser(sub)
     add_forward_parser(sub)
+    add_ide_parsers(sub)
 
     demo = sub.add_parser("demo", help=_("the dashboard on a simulated fleet (no account needed)"))
     demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help=_("fleet size, 1-64"))

@@ -60,7 +60,11 @@ class _EnvRow(TypedDict):
     size_bytes: int | None
 
 
-async def _run(args: argparse.Namespace, host: Host) -> int:
+async def _run(args: argparse.Namespace, host: Host, state_dir: str) -> int:
+    if args.verb == "mirror":  # pip's index too: needs no conda
+        from gpu_tui.commands.mirror_cmd import run_mirror
+
+        return await run_mirror(host, state_dir, args.mirror)
     install = await condasvc.conda_envs(host)
     if install is None:
         raise InputError(_(
@@ -114,7 +118,7 @@ def run_conda(args: argparse.Namespace, settings: Settings, paths: Paths) -> int
         host = build_ssh_host(inst, settings, paths, SecretStore(), sighting=True)
         await host.connect()
         try:
-            return await _run(args, host)
+            return await _run(args, host, inst.state_dir)
         finally:
             await host.close()
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from gpu_tui.core import nvsmi
 from gpu_tui.core.bilingual import Said, say
 from gpu_tui.core.i18n import N_
+from gpu_tui.core.mirrors import IndexAnswer
+from gpu_tui.core.units import format_latency_ms
 
 __all__ = [
     "Check", "EnvFacts", "Disk", "PyModule", "parse_probe", "parse_module", "build_checks", "env_json", "SECTION",
@@ -80,9 +82,18 @@ class EnvFacts:
     """Which python torch was imported with (an env's, conda base's, or python3 on PATH)."""
     torch: PyModule | None = None
     paddle: PyModule | None = None
+    condarc_texts: list[str] = field(default_factory=list)
+    """~/.condarc, then conda's root .condarc (the first one setting a key wins)."""
+    pip_conf_texts: list[str] = field(default_factory=list)
+    """pip's config files in its loading order (global, legacy user, user: the last wins)."""
+    pip_env_index: str | None = None
+    """PIP_INDEX_URL as the instance's non-interactive shell has it."""
+    indexes: list[IndexAnswer] = field(default_factory=list)
+    """What conda's and pip's index answered, asked from the instance."""
 
 
-def _sections(text: str) -> dict[str, tuple[list[str], int | None]]:
+def _sections(text: str, repeated: list[list[str]] | None = None) -> dict[str, tuple[list[str], int | None]]:
+    """Sections by name; those named `pipconf` (one per file) go to `repeated`, in order."""
     out: dict[str, tuple[list[str], int | None]] = {}
     name: str | None = None
     lines: list[str] = []
@@ -92,6 +103,8 @@ def _sections(text: str) -> dict[str, tuple[list[str], int | None]]:
             if name is not None:
                 out[name] = (lines, rc)
             name, lines, rc = line.split(" ", 1)[1].strip(), [], None
+            if name == "pipconf" and repeated is not None:
+                repeated.append(lines)
         elif line.startswith(RC + " ") and name is not None:
             value = line.split(" ", 1)[1].strip()
             rc = int(value) if value.lstrip("-").isdigit() else None
@@ -104,7 +117,8 @@ def _sections(text: str) -> dict[str, tuple[list[str], int | None]]:
 
 def parse_probe(text: str) -> EnvFacts:
     """The probe's `@@section NAME` blocks (each optionally ending in `@@rc N`) as facts."""
-    s = _sections(text)
+    pip_files: list[list[str]] = []
+    s = _sections(text, pip_files)
     f = EnvFacts()
     lines, f.nvsmi_rc = s.get("nvsmi", ([], None))
     f.nvsmi_text = "\n".join(lines)
@@ -132,6 +146,9 @@ def parse_probe(text: str) -> EnvFacts:
                 f.mem_total_gib = gib
             elif key == "MemAvailable":
                 f.mem_available_gib = gib
+    f.condarc_texts = ["\n".join(s.get(k, ([], None))[0]) for k in ("condarc_user", "condarc_root")]
+    f.pip_conf_texts = ["\n".join(lines) for lines in pip_files]
+    f.pip_env_index = next((line.strip() for line in s.get("pip_env", ([], None))[0] if line.strip()), None)
     return f
 
 
@@ -224,6 +241,7 @@ def build_checks(f: EnvFacts) -> list[Check]:
                      "or keep data on the data disk"))
         detail = say(N_("{free:g} of {total:g} GiB free"), free=d.free_gib, total=d.total_gib)
         checks.append(_check(f"disk {d.path}", not low, detail, fix if low else None))
+    checks += _index_checks(f)
     if f.mem_total_gib is not None:
         avail = f.mem_available_gib
         low = avail is not None and avail < LOW_MEMORY_GIB
@@ -232,6 +250,21 @@ def build_checks(f: EnvFacts) -> list[Check]:
                              say(N_("{available} of {total:g} GiB available"), available=shown, total=f.mem_total_gib),
                              say(N_("something is using the RAM: see the processes, or stop a job")) if low else None))
     return checks
+
+
+def _index_checks(f: EnvFacts) -> list[Check]:
+    out = []
+    for a in f.indexes:
+        name = f"{a.tool} index" if a.tool else "index"
+        if a.answers:
+            out.append(_check(name, True, say(N_("{url} answers in {time}"), url=a.url, time=format_latency_ms(a.ms))))
+            continue
+        why = (say(N_("{url} answers HTTP {status}"), url=a.url, status=a.status) if a.status is not None
+               else say(N_("{url} does not answer from the instance: {error}"), url=a.url,
+                        error=_said(a.error or "no answer")))
+        out.append(_check(name, False, why, say(N_(
+            "use a mirror that answers: gpu-tui conda NAME mirror tuna (or ustc, bfsu, aliyun)"))))
+    return out
 
 
 def env_json(f: EnvFacts, checks: list[Check]) -> dict[str, object]:
@@ -251,4 +284,6 @@ def env_json(f: EnvFacts, checks: list[Check]) -> dict[str, object]:
         "conda_version": f.conda_version,
         "torch": torch,
         "disks": [{"path": d.path, "free_gib": d.free_gib, "total_gib": d.total_gib} for d in f.disks],
+        "indexes": [{"tool": a.tool, "url": a.url, "answers": a.answers, "status": a.status, "ms": a.ms,
+                     "error": a.error} for a in f.indexes],
     }

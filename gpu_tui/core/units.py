@@ -25,6 +25,7 @@ __all__ = [
     "MISSING",
     "format_duration_s",
     "format_duration_exact_s",
+    "format_latency_ms",
     "format_ago_s",
     "format_eta_s",
     "format_bytes",
@@ -72,6 +73,14 @@ def format_duration_s(seconds: float | None) -> str:
     if m:
         return f"{m}m{sec:02d}s"
     return f"{sec}s"
+
+
+def format_latency_ms(ms: float | None) -> str:
+    """A network round trip: `85 ms` below a second, `1.2 s` above; `-` when unknown."""
+    value = _finite(ms)
+    if value is None:
+        return MISSING
+    return f"{max(0, round(value))} ms" if value < 1000 else f"{value / 1000:.1f} s"
 
 
 def format_duration_exact_s(seconds: float | None) -> str:

@@ -15,9 +15,11 @@ from gpu_tui.core.bilingual import say
 from gpu_tui.core.envcheck import RC, SECTION, EnvFacts, PyModule, parse_module, parse_probe
 from gpu_tui.core.errors import CommandTimeout
 from gpu_tui.core.i18n import N_
+from gpu_tui.core.mirrors import conda_channel_url, pip_index_url, probe_path
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, remote_path, sh_c
 from gpu_tui.services.conda import FIND_CONDA_SCRIPT, resolve_env
+from gpu_tui.services.mirrors import PROBE_TIMEOUT, probe_urls
 
 __all__ = ["probe_script", "check_environment", "MODULE_PROBE"]
 
@@ -55,6 +57,13 @@ for f in "$HOME/.bashrc" "$HOME/.zshrc"; do grep -qs ">>> conda initialize >>>" 
 echo "{SECTION} disks"
 for p in {disk_words}; do [ -d "$p" ] && df -Pk "$p" 2>/dev/null | tail -n 1 | sed "s|^|$p |"; done
 echo "{SECTION} mem"; grep -E '^(MemTotal|MemAvailable):' /proc/meminfo
+echo "{SECTION} condarc_user"; cat "$HOME/.condarc" 2>/dev/null
+echo "{SECTION} condarc_root"; [ -n "$c" ] && cat "$(dirname "$(dirname "$c")")/.condarc" 2>/dev/null
+for p in /etc/xdg/pip/pip.conf /etc/pip.conf "$HOME/.pip/pip.conf" \
+    "${{XDG_CONFIG_HOME:-$HOME/.config}}/pip/pip.conf"; do
+  echo "{SECTION} pipconf"; cat "$p" 2>/dev/null
+done
+echo "{SECTION} pip_env"; echo "${{PIP_INDEX_URL:-}}"
 exit 0
 """
 
@@ -68,10 +77,12 @@ async def _module(host: Host, python: str, name: str, timeout: float) -> PyModul
 
 
 async def check_environment(
-    host: Host, inst: InstanceConfig, env: str | None = None, *, import_timeout: float = 90.0
+    host: Host, inst: InstanceConfig, env: str | None = None, *, import_timeout: float = 90.0,
+    index_timeout: float = PROBE_TIMEOUT,
 ) -> EnvFacts:
     """Probe the instance; with `env`, torch/paddle are checked in that conda env (InputError if
-    it does not exist), else in conda's base where conda exists, else python3 on PATH."""
+    it does not exist), else in conda's base where conda exists, else python3 on PATH. The
+    index conda and pip use is asked from the instance, each within `index_timeout` seconds."""
     prefix = await resolve_env(host, env) if env else None
     res = await host.run(sh_c(probe_script(inst)), timeout=60)
     facts = parse_probe(res.stdout)
@@ -85,4 +96,13 @@ async def check_environment(
     facts.torch = await _module(host, python, "torch", import_timeout)
     paddle = await _module(host, python, "paddle", import_timeout)
     facts.paddle = None if paddle.error else paddle
+    facts.indexes = await probe_urls(host, _index_urls(facts), timeout=index_timeout)
     return facts
+
+
+def _index_urls(facts: EnvFacts) -> list[tuple[str, str]]:
+    """The (tool, URL) pairs to ask: the first channel conda uses (where there is a conda) and pip's index."""
+    urls = [("pip", probe_path("pip", pip_index_url(facts.pip_conf_texts, facts.pip_env_index)))]
+    if facts.conda_path:
+        urls.insert(0, ("conda", probe_path("conda", conda_channel_url(facts.condarc_texts))))
+    return urls

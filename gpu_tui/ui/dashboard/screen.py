@@ -389,7 +389,9 @@ class DashboardScreen(Screen[None]):
     def action_conda(self) -> None:
         if self._fleet is not None:
             fleet = self._fleet
-            self._with_view(lambda v: self.push(CondaScreen(v.config, fleet.hosts[v.name])))
+            # the demo's simulated shell does not run the mirror scripts; this machine's does
+            mirrors = _configured(self) or not self.source.remote
+            self._with_view(lambda v: self.push(CondaScreen(v.config, fleet.hosts[v.name], mirrors=mirrors)))
 
     def action_sync(self) -> None:
         fleet, opened = self._fleet, self._opened

@@ -2,12 +2,15 @@
 
 Create, install, remove and `conda init` stream conda's output into the screen as it prints;
 `x` cancels one by killing conda on the instance (services/killable.py), and leaving the screen
-while one runs asks first. The list is re-read after every operation.
+while one runs asks first. The list is re-read after every operation. The line under the list shows the selected env's
+interpreter (`<prefix>/bin/python`, what PyCharm's SSH interpreter asks for); `p` copies it
+through the terminal (OSC 52), `m` points conda's channels and pip's index at a mirror.
 """
 
 from __future__ import annotations
 
 import asyncio
+import posixpath
 
 from rich.text import Text
 from textual import work
@@ -20,12 +23,13 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.text import printable
-from gpu_tui.core.units import format_bytes
+from gpu_tui.core.units import format_bytes, format_latency_ms
 from gpu_tui.remote.host import Host
 from gpu_tui.services import conda as condasvc
 from gpu_tui.services.conda import CondaInstall
 from gpu_tui.services.killable import Killable
-from gpu_tui.ui.screens.conda_forms import CondaOp, create_form, install_form
+from gpu_tui.services.mirrors import set_mirror
+from gpu_tui.ui.screens.conda_forms import CondaOp, MirrorPicker, create_form, install_form
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
 from gpu_tui.ui.screens.localise import styled, translate_bindings
@@ -34,7 +38,7 @@ __all__ = ["CondaScreen"]
 
 MAX_LINES = 2000
 """Output lines kept on screen; conda and pip print a few hundred for a big install."""
-BUSY_ACTIONS = ("create", "install", "remove", "check", "init", "refresh")
+BUSY_ACTIONS = ("create", "install", "remove", "check", "init", "refresh", "mirror")
 
 
 def screen_line(line: str) -> str:
@@ -51,22 +55,29 @@ class CondaScreen(Screen[None]):
         Binding("d", "remove", N_("Remove")),
         Binding("c", "check", N_("Check env")),
         Binding("I", "init", "conda init"),
+        # their hints are on the interpreter line: the footer is full at 80 columns
+        Binding("p", "copy_python", N_("Copy python path"), show=False),
+        Binding("m", "mirror", N_("Package mirror"), show=False),
         Binding("x", "cancel", N_("Cancel op")),
         Binding("r", "refresh", N_("Refresh")),
     ]
     DEFAULT_CSS = """
     CondaScreen #title { height: 1; padding: 0 1; }
     CondaScreen #envs { height: auto; max-height: 45%; }
+    CondaScreen #interp { height: 1; padding: 0 1; }
     CondaScreen #output { height: 1fr; border-top: solid $primary; }
     """
 
-    def __init__(self, inst: InstanceConfig, host: Host) -> None:
+    def __init__(self, inst: InstanceConfig, host: Host, *, mirrors: bool = True) -> None:
         super().__init__()
         translate_bindings(self)
         self._inst, self._host = inst, host
+        self._mirrors = mirrors
+        """Whether `m` can set a mirror there (not on the demo's simulated instances)."""
         self.install: CondaInstall | None = None
         self.proc: Killable | None = None
         self.listing = True
+        self.mirroring = False
         self._enabled: tuple[bool | None, ...] = ()
 
     def compose(self) -> ComposeResult:
@@ -75,6 +86,7 @@ class CondaScreen(Screen[None]):
         table: DataTable[str] = DataTable(id="envs", cursor_type="row", zebra_stripes=True)
         table.add_columns(_("env"), "python", _("size"), _("path"))
         yield table
+        yield Static("", id="interp")
         yield Log(id="output", max_lines=MAX_LINES)
         yield Footer(compact=True)  # eight keys: compact, so `r` still fits 80 columns
 
@@ -90,6 +102,27 @@ class CondaScreen(Screen[None]):
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         return key if key in self.install.envs else None
+
+    @property
+    def interpreter(self) -> str | None:
+        """The selected env's python, as PyCharm's SSH interpreter wants it."""
+        env = self.selected_env
+        if self.install is None or env is None:
+            return None
+        return posixpath.join(self.install.envs[env], "bin", "python")
+
+    def _show_interpreter(self) -> None:
+        path = self.interpreter
+        line = Text()
+        if path is not None:
+            line.append("p", style="bold")
+            line.append(" " + _("copy") + "  ", style="dim")
+            if self._mirrors:
+                line.append("m", style="bold")
+                line.append(" " + _("mirror") + "  ", style="dim")
+            line.append(_("python for PyCharm: "), style="dim")
+            line.append(printable(path))
+        self.query_one("#interp", Static).update(line)
 
     @work(exclusive=True, group="conda-list", exit_on_error=False)
     async def reload(self) -> None:
@@ -124,6 +157,7 @@ class CondaScreen(Screen[None]):
             table.add_row(printable(name), "…", "…", printable(prefix), key=name)
         if keep in install.envs:
             table.move_cursor(row=table.get_row_index(keep))
+        self._show_interpreter()
         # the list may have grown a row: keep the output's last line in sight
         self.call_after_refresh(self.query_one("#output", Log).scroll_end, animate=False)
         pythons = await condasvc.env_pythons(self._host, install)
@@ -135,12 +169,18 @@ class CondaScreen(Screen[None]):
 
     # ----- operations
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        busy = self.proc is not None
+        busy = self.proc is not None or self.mirroring
+        if action == "mirror" and not self._mirrors:
+            return False
+        if action == "copy_python":
+            return True if self.interpreter is not None else None
         if action == "cancel":
             return True if busy else None
         if action in BUSY_ACTIONS:
             if busy or (self.listing and action != "refresh"):
                 return None
+            if action == "mirror":
+                return True
             if action in ("create", "init"):
                 return True if self.install is not None else None
             if action in ("install", "remove", "check"):
@@ -149,7 +189,49 @@ class CondaScreen(Screen[None]):
         return True
 
     def on_data_table_row_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self._show_interpreter()
         self._bindings_changed()
+
+    def action_copy_python(self) -> None:
+        path = self.interpreter
+        if path is not None:
+            self.app.copy_to_clipboard(path)  # OSC 52: reaches the laptop's clipboard over SSH too
+            self.notify(_("copied {path}").format(path=printable(path)), markup=False)
+
+    def action_mirror(self) -> None:
+        self.app.push_screen(MirrorPicker(self._inst.name), self._mirror_chosen)
+
+    def _mirror_chosen(self, mirror: str | None) -> None:
+        if mirror is not None and not self.mirroring and self.proc is None:
+            self.mirroring = True
+            self._bindings_changed()
+            self.run_mirror(mirror)
+
+    @work(exclusive=True, group="conda-mirror", exit_on_error=False)
+    async def run_mirror(self, mirror: str) -> None:
+        out = self.query_one("#output", Log)
+        out.write_line(f"$ gpu-tui conda {self._inst.name} mirror {mirror}")
+        try:
+            result = await set_mirror(self._host, self._inst.state_dir, mirror)
+        except GpuTuiError as exc:
+            out.write_line(exc.line())
+            self.notify(exc.line(), severity="error", markup=False)
+            return
+        finally:
+            self.mirroring = False
+            self._bindings_changed()
+        for line in result.written:
+            out.write_line(printable(line))
+        for a in result.answers:
+            if a.answers:
+                out.write_line(printable(_("{url} answers in {time}").format(url=a.url, time=format_latency_ms(a.ms))))
+            else:
+                out.write_line(printable(_("{url} does not answer from the instance: {error}").format(
+                    url=a.url, error=a.error or (f"HTTP {a.status}" if a.status else _("no answer")))))
+        silent = any(not a.answers for a in result.answers)
+        self.notify(_("{name}: mirror {mirror} set; it does not answer from the instance yet").format(
+            name=self._inst.name, mirror=mirror) if silent else _("{name}: mirror {mirror} set").format(
+            name=self._inst.name, mirror=mirror), severity="warning" if silent else "information", markup=False)
 
     def _bindings_changed(self) -> None:
         """Rebuild the footer only when a key's enabled state changed: each rebuild recomposes

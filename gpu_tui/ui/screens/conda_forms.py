@@ -14,14 +14,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Input, Label, Static
+from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
 
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _
+from gpu_tui.core.mirrors import MIRRORS
 from gpu_tui.ui.screens.form_css import compact_form_css, fit_labels
 from gpu_tui.ui.screens.localise import styled, translate_bindings
 
-__all__ = ["CondaForm", "CondaOp", "create_form", "install_form"]
+__all__ = ["CondaForm", "CondaOp", "create_form", "install_form", "MirrorPicker"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,3 +120,32 @@ def install_form(instance: str, env: str, check: Callable[[list[str], bool], Con
         title, fields, _("Install"), lambda v, pip: check(v["packages"].split(), pip),
         checkbox=_("with pip (the env's own python -m pip), not conda"),
     )
+
+
+class MirrorPicker(ModalScreen[str | None]):
+    """Which package mirror conda and pip on the instance should use (or `default`: put back
+    what was there); the mirror's hosts are shown so the choice is not a guess."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", N_("Cancel"))]
+    DEFAULT_CSS = compact_form_css("MirrorPicker", container="Vertical", width=72) + """
+    MirrorPicker OptionList { height: auto; max-height: 9; }
+    """
+
+    def __init__(self, instance: str) -> None:
+        super().__init__()
+        translate_bindings(self)
+        self._instance = instance
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(styled(_("Package mirror for conda and pip on {instance}"), "bold",
+                                instance=(self._instance, "cyan")))
+            options = [Option(f"{m.name:<7} {m.anaconda.split('/')[2]}", id=m.name) for m in MIRRORS.values()]
+            options.append(Option(_("default  put back what was there before"), id="default"))
+            yield OptionList(*options, id="mirrors")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
