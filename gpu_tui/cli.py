@@ -22,6 +22,7 @@ from gpu_tui.commands.cost_args import add_cost_parser
 from gpu_tui.commands.env_args import add_conda_parser, add_env_parser
 from gpu_tui.commands.helpformat import CellHelpFormatter
 from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
+from gpu_tui.commands.notify_args import add_notify_parser
 from gpu_tui.commands.output import error_line
 from gpu_tui.commands.power_args import add_power_parsers
 from gpu_tui.commands.ssh_args import add_ssh_parser
@@ -46,6 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync_cmd", "run_sync_command"),
     "env": ("env", "run_env"),
     "autostop": ("autostop_cmd", "run_autostop"),
+    "notify": ("notify_cmd", "run_notify"),
     **{name: ("jobs", "run_job_command") for name in JOB_COMMANDS},
 }
 """Subcommand -> (module in gpu_tui.commands, function(args, settings, paths) -> exit code);
@@ -88,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_ssh_parser(sub)
     add_sync_parser(sub)
     add_autostop_parser(sub)
+    add_notify_parser(sub)
 
     demo = sub.add_parser("demo", help=_("the dashboard on a simulated fleet (no account needed)"))
     demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help=_("fleet size, 1-64"))
