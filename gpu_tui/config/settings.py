@@ -242,6 +242,8 @@ def _describe(err: Any, data: dict[str, Any]) -> str:
     msg = _pydantic_message(err)
     if err["type"] == "string_pattern_mismatch" and loc[-1] == "name":
         msg = _("use only letters, digits, '.', '_' and '-'")
+    elif err["type"] == "string_pattern_mismatch" and loc[:2] == ("notify", "urls"):
+        msg = _("want an Apprise URL (SCHEME://..., e.g. ntfy://TOPIC) or autodl-wechat")
     return _("{where}: {problem} (got {value!r})").format(where=where, problem=msg, value=err.get("input"))
 
 

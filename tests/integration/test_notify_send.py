@@ -68,7 +68,8 @@ async def test_autodl_wechat_posts_the_documented_shape(monkeypatch: pytest.Monk
     with notify_server() as srv:
         monkeypatch.setenv("GPU_TUI_AUTODL_WECHAT_API", srv.base)
         wechat = target(1, AUTODL_WECHAT)
-        [ok] = await send_all([wechat], "训练结束", "box: 成功", instance="box", wechat_token=SecretStr(srv.wechat_token))
+        token = SecretStr(srv.wechat_token)
+        [ok] = await send_all([wechat], "训练结束", "box: 成功", instance="box", wechat_token=token)
         [bad] = await send_all([wechat], "t", "b", wechat_token=SecretStr("wrong-token"))
         [none] = await send_all([wechat], "t", "b", wechat_token=None)
     assert ok.ok and not bad.ok and "AuthorizeFailed" in (bad.error or "")
