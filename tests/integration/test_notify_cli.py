@@ -7,13 +7,12 @@ from __future__ import annotations
 import base64
 import configparser
 import json
-import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
+from argvwatch import argv_holding
 from notifyserver import dead_port, notify_server
 from sshhelp import cli_env
 
@@ -24,32 +23,11 @@ def run(tmp: Path, *args: str, stdin: str = "", env: dict[str, str] | None = Non
         watch: str | None = None) -> subprocess.CompletedProcess[str]:
     """The CLI with a file keyring under `tmp`; with `watch`, no process's argv may hold it."""
     full = cli_env(tmp, keyring="keyrings.alt.file.PlaintextKeyring") | (env or {})
-    proc = subprocess.Popen([sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), "--lang", "en",
-                             *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=full)
-    seen: list[str] = []
-    stop = threading.Event()
-
-    def scan() -> None:
-        while not stop.is_set():
-            for pid in filter(str.isdigit, os.listdir("/proc")):
-                try:
-                    argv = Path(f"/proc/{pid}/cmdline").read_bytes()
-                except OSError:
-                    continue
-                if watch and watch.encode() in argv:
-                    seen.append(argv.decode(errors="replace"))
-            time.sleep(0.02)
-
-    scanner = threading.Thread(target=scan, daemon=True)
-    if watch:
-        scanner.start()
-    try:
-        out, err = proc.communicate(stdin, timeout=90)
-    finally:
-        stop.set()
+    with argv_holding(watch) as seen:
+        proc = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), "--lang", "en",
+                               *args], input=stdin, capture_output=True, text=True, env=full, timeout=90)
     assert seen == [], f"a secret showed up in a process's argv: {seen}"
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    return proc
 
 
 def keyring_text(tmp: Path) -> str:
