@@ -5,6 +5,7 @@ really sent, once, to a loopback JSON webhook listed in the config's [notify] ur
 from __future__ import annotations
 
 import dataclasses
+import socket
 import time
 from pathlib import Path
 
@@ -55,3 +56,31 @@ async def test_idle_event_is_sent_once_to_the_configured_webhook(inproc_fleet, t
             assert "still billing ¥1.50/h" in body["message"]
             await pilot.pause(2.5)
             assert len(srv.requests) == 1  # once per idle stretch
+
+
+async def test_unreachable_event_names_the_instance_and_is_sent_once(inproc_fleet, tmp_path: Path) -> None:
+    fleet = await inproc_fleet(steady("up", 50))
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there: every connection is refused
+    shift = [0.0]
+    with notify_server() as srv:
+        gone = f'\n[[instances]]\nname = "gone"\nhost = "127.0.0.1"\nport = {port}\n'
+        notify = (f'\n[notify]\nurls = ["json://127.0.0.1:{srv.port}/hook"]\nevents = ["unreachable"]\n'
+                  "unreachable_minutes = 10\n")
+        app = inproc_app(tmp_path, fleet, keys=gone + notify, clock=lambda: time.time() + shift[0])
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: app.fleet.views["gone"].shown_state == "offline"
+                           and app.fleet.views["up"].shown_state == "online")
+            rules = app.dashboard.alerts._rules
+            assert rules is not None
+            await wait_for(pilot, lambda: "gone" in rules._down_since)  # the targets are loaded; a tick saw it down
+            assert srv.requests == []
+            shift[0] = 11 * 60
+            await wait_for(pilot, lambda: srv.requests, timeout=30)
+            body = srv.requests[0].json()
+            assert isinstance(body, dict) and body["title"].startswith("gone unreachable for 1"), body
+            assert "Last error" in body["message"]
+            await pilot.pause(2.5)
+            assert len(srv.requests) == 1  # once while it stays down; `up` never
