@@ -81,7 +81,7 @@ def _add(args: argparse.Namespace, settings: Settings, paths: Paths, store: Secr
         _("target {n} was there already; its events are now: {events} ({url}, {service})")
     print(words.format(n=shown.number, url=shown.shown, service=shown.service, events=", ".join(shown.events)))
     if url == AUTODL_WECHAT and store.get_password(TOKEN_NAME) is None:
-        print(_("note: autodl-wechat needs the AutoDL developer token in the keyring (provider:autodl); "
+        print(_("note: autodl-wechat needs the AutoDL developer token (`keyring set gpu-tui provider:autodl`); "
                 "none is stored yet"))
     return install_on_instances(settings, paths, store)
 

@@ -19,6 +19,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -185,8 +186,8 @@ def _send_apprise(url: str, title: str, body: str, timeout: float) -> str | None
 
 def _send_wechat(token: SecretStr | None, title: str, body: str, name: str, timeout: float) -> str | None:
     if token is None:
-        return _("no AutoDL developer token stored (add one: `gpu-tui autostop` or the keyring entry "
-                 "provider:autodl)")
+        return _("no AutoDL developer token stored (`keyring set gpu-tui provider:autodl`, or "
+                 "GPU_TUI_PASSWORD_PROVIDER_AUTODL)")
     payload = json.dumps({"title": title, "name": name, "content": body}, ensure_ascii=False).encode()
     req = urllib.request.Request(wechat_endpoint(), data=payload, method="POST", headers={
         "Authorization": token.get_secret_value(), "Content-Type": "application/json"})
@@ -213,11 +214,9 @@ async def send_one(target: Target, title: str, body: str, *, instance: str = "",
     started = time.monotonic()
     error: str | None = None
     for _attempt in range(max(1, attempts)):
-        if url == AUTODL_WECHAT:
-            work: Callable[[], str | None] = lambda: _send_wechat(  # noqa: E731
-                wechat_token, title, body, instance or "gpu-tui", timeout)
-        else:
-            work = lambda: _send_apprise(url, title, body, timeout)  # noqa: E731
+        work: Callable[[], str | None] = (
+            partial(_send_wechat, wechat_token, title, body, instance or "gpu-tui", timeout)
+            if url == AUTODL_WECHAT else partial(_send_apprise, url, title, body, timeout))
         try:
             error = await _in_thread(work, timeout + 2)
         except TimeoutError:
