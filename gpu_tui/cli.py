@@ -25,6 +25,7 @@ from gpu_tui.commands.forward_args import add_forward_parser
 from gpu_tui.commands.helpformat import CellHelpFormatter
 from gpu_tui.commands.ide_args import add_ide_parsers
 from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
+from gpu_tui.commands.notify_args import add_notify_parser
 from gpu_tui.commands.output import error_line
 from gpu_tui.commands.power_args import add_power_parsers
 from gpu_tui.commands.ssh_args import add_ssh_parser
@@ -53,6 +54,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "forward": ("forward_cmd", "run_forward"),
     "ssh-config": ("ide_cmd", "run_ssh_config"),
     "code": ("ide_cmd", "run_code"),
+    "notify": ("notify_cmd", "run_notify"),
     **{name: ("jobs", "run_job_command") for name in JOB_COMMANDS},
 }
 """Subcommand -> (module in gpu_tui.commands, function(args, settings, paths) -> exit code);
@@ -98,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_fit_parser(sub)
     add_forward_parser(sub)
     add_ide_parsers(sub)
+    add_notify_parser(sub)
 
     demo = sub.add_parser("demo", help=_("the dashboard on a simulated fleet (no account needed)"))
     demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help=_("fleet size, 1-64"))

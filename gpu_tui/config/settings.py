@@ -21,9 +21,11 @@ from gpu_tui.core.actions import ACTION_IDS
 from gpu_tui.core.errors import ConfigError
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.slurm import TIME_RE
+from gpu_tui.core.notifyrules import DEFAULT_EVENTS, EventName
 
 __all__ = [
     "InstanceConfig",
+    "NotifySection",
     "Settings",
     "SettingsSection",
     "SyncConfig",
@@ -125,6 +127,25 @@ class SettingsSection(_Strict):
     --lang win over this)."""
 
 
+
+
+_TARGET_PATTERN = r"^(autodl-wechat|[A-Za-z][A-Za-z0-9+.-]*://\S*)$"
+
+
+class NotifySection(_Strict):
+    """The `[notify]` table: where notifications go and which events are sent."""
+
+    urls: tuple[Annotated[str, Field(min_length=3, pattern=_TARGET_PATTERN)], ...] = ()
+    """Apprise URLs (or `autodl-wechat`) kept in the config: for targets without a token
+    (a self-hosted ntfy) or headless use; `gpu-tui notify add` keeps the others in the keyring."""
+    events: tuple[EventName, ...] = DEFAULT_EVENTS
+    """The events sent to the config's URLs (and to keyring targets added without --events)."""
+    balance_hours: Annotated[float, Field(gt=0, le=24 * 30)] = 12.0
+    """Notify when the AutoDL balance lasts less than this at the current burn rate."""
+    unreachable_minutes: Annotated[float, Field(ge=1, le=24 * 60)] = 10.0
+    """Notify when an instance has been unreachable this long (dashboard open)."""
+
+
 class Settings(_Strict):
     """The whole config file."""
 
@@ -132,6 +153,8 @@ class Settings(_Strict):
     """General settings."""
     keys: dict[str, str] = {}
     """Key remaps: action id = key."""
+    notify: NotifySection = NotifySection()
+    """Notifications (see README, "Notifications")."""
     instances: tuple[InstanceConfig, ...] = ()
     """The instances, in the order the dashboard lists them."""
 
@@ -241,6 +264,8 @@ def _describe(err: Any, data: dict[str, Any]) -> str:
     msg = _pydantic_message(err)
     if err["type"] == "string_pattern_mismatch" and loc[-1] == "name":
         msg = _("use only letters, digits, '.', '_' and '-'")
+    elif err["type"] == "string_pattern_mismatch" and loc[:2] == ("notify", "urls"):
+        msg = _("want an Apprise URL (SCHEME://..., e.g. ntfy://TOPIC) or autodl-wechat")
     return _("{where}: {problem} (got {value!r})").format(where=where, problem=msg, value=err.get("input"))
 
 

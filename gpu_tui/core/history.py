@@ -31,6 +31,12 @@ class HostHistory:
         self.maxlen = maxlen
         self.gpus: dict[int, GpuHistory] = {}
         self.times: deque[float] = deque(maxlen=maxlen)
+        self.cpu: deque[tuple[float, float]] = deque(maxlen=maxlen)
+        """(taken_at, busy % of all CPUs) of each host-stats reading (the low-utilisation rule)."""
+
+    def append_cpu(self, taken_at: float, percent: float | None) -> None:
+        if percent is not None:
+            self.cpu.append((taken_at, percent))
 
     def append(self, frame: GpuFrame) -> None:
         self.times.append(frame.taken_at)

@@ -206,6 +206,7 @@ class Fleet:
             view.processes = event.processes
         elif isinstance(event, HostStatsReceived):
             view.stats = event.stats
+            view.history.append_cpu(event.stats.taken_at, event.stats.cpu_percent)
             if event.stats.uptime_seconds is not None:
                 view.uptime_base = (event.stats.taken_at, event.stats.uptime_seconds)
         if self._on_change is not None:

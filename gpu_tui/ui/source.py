@@ -11,6 +11,7 @@ from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.host import Host
 from gpu_tui.services.autodl_api import Balance
 from gpu_tui.services.ledger import Ledger
+from gpu_tui.services.notify_targets import NotifySetup
 from gpu_tui.services.onboard import Onboarder
 
 __all__ = ["FleetSource", "Opened"]
@@ -37,6 +38,9 @@ class Opened:
     """Fetch the AutoDL account balance (a developer token is stored); None otherwise."""
     typed_password: Callable[[str], SecretStr | None] = lambda name: None
     """A password typed in this session, for child processes (rsync's transport, the shell)."""
+    notify: Callable[[], NotifySetup] | None = None
+    """The notification targets (config + keyring; blocking: run it in a thread); None for the
+    demo and this machine, which send nothing."""
     make_host: Callable[[InstanceConfig], Host] | None = None
     """A fresh, unconnected host for an instance (shutdown verifies with one); None where
     gpu-tui does not power instances off (this machine, the demo)."""

@@ -5,14 +5,12 @@ process's argv, and every failure leaves the config as it was."""
 from __future__ import annotations
 
 import base64
-import os
 import subprocess
 import sys
-import threading
-import time
 import tomllib
 from pathlib import Path
 
+from argvwatch import argv_holding
 from sshhelp import cli_env
 
 HEADER = (
@@ -29,35 +27,13 @@ def gpu_tui(
     tmp: Path, *args: str, stdin: str = "", watch_argv_for: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run the CLI; with `watch_argv_for`, scan every process's argv while it runs."""
-    seen: list[str] = []
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), *args],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(tmp),
-    )
-    stop = threading.Event()
-
-    def scan() -> None:
-        while not stop.is_set():
-            for pid in os.listdir("/proc"):
-                if pid.isdigit():
-                    try:
-                        argv = Path(f"/proc/{pid}/cmdline").read_bytes()
-                    except OSError:
-                        continue
-                    if watch_argv_for and watch_argv_for.encode() in argv:
-                        seen.append(argv.decode(errors="replace"))
-            time.sleep(0.02)
-
-    scanner = threading.Thread(target=scan, daemon=True)
-    if watch_argv_for:
-        scanner.start()
-    try:
+    with argv_holding(watch_argv_for) as seen:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), *args],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(tmp),
+        )
         out, err = proc.communicate(stdin, timeout=60)
-    finally:
-        stop.set()
-    if watch_argv_for:
-        scanner.join()
-        assert seen == [], f"the password showed up in a process's argv: {seen}"
+    assert seen == [], f"the password showed up in a process's argv: {seen}"
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 

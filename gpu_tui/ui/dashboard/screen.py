@@ -27,6 +27,7 @@ from gpu_tui.services.forwards import ForwardEvent, Forwards
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.bindings import translate_bindings
 from gpu_tui.ui.dashboard import instance_keys, job_keys
+from gpu_tui.ui.dashboard.alerts import LaptopAlerts
 from gpu_tui.ui.dashboard.power_keys import PowerKeys
 from gpu_tui.ui.dashboard.shell import open_shell, shell_possible
 from gpu_tui.ui.dashboard.warnings import MoneyWarnings
@@ -126,6 +127,7 @@ or False (hidden: never here, e.g. power keys in the demo)."""
 class DashboardScreen(Screen[None]):
     power: PowerKeys
     warnings: MoneyWarnings
+    alerts: LaptopAlerts
     CSS_PATH = Path(__file__).with_name("dashboard.tcss")
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(a.key, a.id, a.label, id=a.id, show=a.show) for a in ACTIONS),
@@ -144,6 +146,7 @@ class DashboardScreen(Screen[None]):
         self._opened: Opened | None = None
         self.power = PowerKeys(self)
         self.warnings = MoneyWarnings(self)
+        self.alerts = LaptopAlerts(self)
         self._dash_timers: list[Timer] = []
         self._dirty: set[str] = set()
         self._seen_frame: set[str] = set()
@@ -221,6 +224,8 @@ class DashboardScreen(Screen[None]):
         self.gpu_panel.asks_password = opened.use_password is not None
         self.fleet_bar.currency = self.table.currency = self.host_panel.currency = s.currency
         self.table.idle_after = self.host_panel.idle_after = s.idle_minutes * 60.0
+        self.host_panel.idle_util = s.idle_util_percent
+        self.alerts.begin()
         now = self.clock()
         for view in fleet.views.values():
             self.table.show(view, now)
@@ -307,15 +312,18 @@ class DashboardScreen(Screen[None]):
                 self.table.show(view, now)  # cost and countdown cells; unchanged cells are skipped
             self.fleet_bar.refresh_from(self._fleet, now)
         self.warnings.idle(now)
+        today: float | None = None
         if now - self._budget_checked >= BUDGET_CHECK_SECONDS:
             self._budget_checked = now
-            self.warnings.budget(now)
+            today = self.warnings.budget(now)
+        self.alerts.tick(now, today)
 
     def _refresh_balance(self) -> None:
         async def fetch() -> None:
             note = await self.warnings.balance_note()
             if note is not None:
                 self.fleet_bar.note = note
+            self.alerts.balance = self.warnings.last_balance
 
         self.run_worker(fetch(), group="balance", exclusive=True, exit_on_error=False)
 

@@ -26,6 +26,8 @@ class MoneyWarnings:
         self._ctx = ctx
         self._idle_warned: set[str] = set()
         self._budget_warned: str | None = None
+        self.last_balance: tuple[float, float | None] | None = None
+        """The AutoDL balance and the hours it lasts (None: nothing burns), once fetched."""
 
     def idle(self, now: float) -> None:
         """One warning per idle stretch, when it passes idle_minutes."""
@@ -48,18 +50,19 @@ class MoneyWarnings:
                     title=_("idle"), severity="warning", timeout=30, markup=False,
                 )
 
-    def budget(self, now: float) -> None:
-        """Once a day, when today's cost in the ledger passes settings.budget_daily."""
+    def budget(self, now: float) -> float | None:
+        """Once a day, when today's cost in the ledger passes settings.budget_daily; returns
+        today's cost (None when there is no budget or no ledger), for the notifications."""
         opened, fleet = self._ctx.opened, self._ctx.fleet
         if opened is None or opened.ledger is None or opened.settings.settings.budget_daily <= 0:
-            return
+            return None
         s, ledger = opened.settings.settings, opened.ledger
         ledger.flush()
         try:
-            today = sum(row.today for row in ledger.per_period(now))
+            today = float(sum(row.today for row in ledger.per_period(now)))
         except GpuTuiError as exc:
             log.warning("budget check: %s", exc)
-            return
+            return None
         day = format_local_date(now)
         if today > s.budget_daily and self._budget_warned != day:
             self._budget_warned = day
@@ -70,6 +73,7 @@ class MoneyWarnings:
                     rate=format_rate_per_hour(burn, s.currency)),
                 title=_("budget"), severity="error", timeout=60, markup=False,
             )
+        return today
 
     async def balance_note(self) -> Text | None:
         """The fleet bar's AutoDL note: the balance and the hours it lasts at the AutoDL burn rate."""
@@ -85,6 +89,7 @@ class MoneyWarnings:
         views = fleet.views.values() if fleet else ()
         burn = sum(v.config.hourly_rate for v in views if v.billing and v.config.provider == "autodl")
         left = hours_left(balance, burn)
+        self.last_balance = (balance.usable, left)
         note = Text(_("AutoDL {balance}").format(balance=format_money(balance.usable, currency)))
         if left is not None:
             note.append(" " + _("~{duration} left").format(duration=format_duration_s(left * 3600)),

@@ -7,6 +7,7 @@ import time
 from rich.text import Text
 
 from gpu_tui.core.i18n import _
+from gpu_tui.core.lowutil import assess
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
@@ -23,6 +24,8 @@ class HostPanel(TextPanel):
 
     idle_after: float | None = None
     """Seconds of billing idle after which the panel warns (settings.idle_minutes)."""
+    idle_util: float = 5.0
+    """settings.idle_util_percent: a GPU under it is idle, not under-used."""
     currency: str = "¥"
     shutdown_key = "S"
     logs_key = "l"
@@ -49,6 +52,10 @@ class HostPanel(TextPanel):
                        "({spent} so far idle). {key} shuts it down.").format(
                 rate=rate, spent=so_far, key=self.shutdown_key))
             t.append("\n")
+        low = assess(v.history, now, idle_below=self.idle_util) if now is not None and idle is None else None
+        if low is not None:
+            t.append(low.headline(), style="bold yellow")
+            t.append("\n  " + low.advice() + "\n")
         s = v.stats
         if s is not None:
             cpu = format_percent(s.cpu_percent)
