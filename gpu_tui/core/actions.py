@@ -48,6 +48,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("shutdown_all", "Q", N_("Shut all+quit"), N_("shut every billing one down, quit")),
     Action("trust_key", "K", N_("Trust key"), N_("trust an unknown or changed host key")),
     Action("reconnect", "R", N_("Reconnect"), N_("reconnect now (or type the password)")),
+    Action("power_on", "p", N_("Power on"), N_("power a stopped imported instance on (provider API)")),
 )
 
 ACTION_IDS: tuple[str, ...] = tuple(a.id for a in ACTIONS)

@@ -24,6 +24,7 @@ from gpu_tui.services.autodl_api import TOKEN_NAME, fetch_balance
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.onboard import Onboarder
+from gpu_tui.services.providers.ops import api_clients
 from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.source import FleetSource, Opened
 
@@ -68,9 +69,12 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
     # optional: AutoDL's balance, when an AutoDL instance is configured and its token stored
     token = store.get_password(TOKEN_NAME) if any(i.provider == "autodl" for i in settings.instances) else None
 
+    providers = api_clients(settings.instances, store, False)
+
     async def open_() -> Opened:
         return Opened(settings, list(hosts), trust, use_password=use_password, save_password=save_password,
                       balance=(lambda: fetch_balance(token)) if token is not None else None,
+                      providers=providers, balances=[c.balance for p, c in providers.items() if p != "autodl"],
                       onboarder=Onboarder(settings, paths, store),
                       ledger=Ledger(paths.ledger_file, min_write_interval=LEDGER_WRITE_SECONDS),
                       make_host=lambda inst: build_ssh_host(inst, settings, paths, store),

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
 from gpu_tui.config.settings import InstanceConfig, Settings
+from gpu_tui.core.providers import AccountBalance
 from gpu_tui.remote.host import Host
 from gpu_tui.services.autodl_api import Balance
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.onboard import Onboarder
+from gpu_tui.services.providers import ProviderClient
 
 __all__ = ["FleetSource", "Opened"]
 
@@ -35,6 +37,11 @@ class Opened:
     real ledger for simulated machines) and this machine."""
     balance: Callable[[], Awaitable[Balance]] | None = None
     """Fetch the AutoDL account balance (a developer token is stored); None otherwise."""
+    providers: Mapping[str, ProviderClient] = field(default_factory=dict)
+    """API clients of the providers whose token is stored and that have imported instances
+    (`p` powers those on); empty otherwise."""
+    balances: Sequence[Callable[[], Awaitable[AccountBalance]]] = ()
+    """Fetch the RunPod / Vast.ai balances for the fleet bar (AutoDL's is `balance`)."""
     typed_password: Callable[[str], SecretStr | None] = lambda name: None
     """A password typed in this session, for child processes (rsync's transport, the shell)."""
     make_host: Callable[[InstanceConfig], Host] | None = None

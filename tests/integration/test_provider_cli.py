@@ -177,3 +177,35 @@ def test_unreachable_over_ssh_is_stopped_through_the_api(sshd_factory, runpod: P
     runpod.instances["poduuu"].state = "running"
     res = gpu_tui(tmp_path, runpod, "shutdown", "runpod-u", "--yes", token="")
     assert res.returncode == 3 and "NOT shut down: runpod-u" in res.stderr
+
+
+@pytest.mark.parametrize("provider", ["vast", "autodl"])
+async def test_start_and_api_stop_for_vast_and_autodl(provider: str, sshd_factory, tmp_path: Path) -> None:
+    from pydantic import SecretStr
+
+    from gpu_tui.config.settings import InstanceConfig
+    from gpu_tui.services.providers import client_for
+    from gpu_tui.services.providers.ops import start_instance, stop_via_api
+
+    box = sshd_factory(f"{provider}-box")
+    box.stop()
+    srv = ProviderServer(provider, token="k").start()
+    try:
+        srv.add("4242", name="x", state="stopped", ssh=(box.host, box.port), on_start=box.start, on_stop=box.stop)
+        client = client_for(provider, SecretStr("k"), base=srv.url)
+        inst = InstanceConfig(name="x", host="pending.invalid", provider=provider, provider_id="4242")
+        lines: list[str] = []
+        started = await start_instance(inst, client, progress=lines.append, poll=0.2)
+        assert started.ok, started.detail
+        assert started.instance is not None and (started.instance.ssh_host, started.instance.ssh_port) == (
+            box.host, box.port)
+        assert box.is_running and any("starting" in line for line in lines)
+        stopped = await stop_via_api(inst, client, poll=0.2)
+        assert stopped.stopped and "verified by the" in stopped.detail, stopped.detail
+        assert not box.is_running
+        # an API that never reports the stop: NOT shut down, however the request went
+        srv.instances["4242"].state, srv.instances["4242"].stop_polls = "running", 10**6
+        late = await stop_via_api(inst, client, poll=0.2, verify_seconds=1.0)
+        assert not late.stopped and "NOT shut down" in late.detail
+    finally:
+        srv.stop()
