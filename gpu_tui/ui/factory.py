@@ -24,7 +24,7 @@ from gpu_tui.services.autodl_api import TOKEN_NAME, fetch_balance
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.onboard import Onboarder
-from gpu_tui.services.providers.ops import api_clients
+from gpu_tui.services.providers.ops import api_clients, import_accounts, importable_providers
 from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.source import FleetSource, Opened
 
@@ -80,11 +80,14 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
                       make_host=lambda inst: build_ssh_host(inst, settings, paths, store),
                       typed_password=store.remembered)
 
+    importable = importable_providers(store) if not settings.instances else ()
     return FleetSource(
         title=config_label(paths.config_file),
         open=open_,
         config_path=str(paths.config_file),
         empty=not settings.instances,
+        importable=importable,
+        import_all=(lambda: import_accounts(importable, settings, paths, store)) if importable else None,
     )
 
 

@@ -60,5 +60,9 @@ class FleetSource:
     """True when the config has no instances: the app shows the welcome screen instead."""
     remote: bool = True
     """False for this machine: no SSH, so trust-key and reconnect are hidden rather than disabled."""
+    importable: tuple[str, ...] = ()
+    """Providers whose API token is stored (the welcome screen offers their import)."""
+    import_all: Callable[[], Awaitable[str]] | None = None
+    """Import every instance of those accounts into the config; what was done, in a line."""
     show_address: bool = True
     """False for the demo, whose loopback ports mean nothing to a user (and change every run)."""

@@ -53,3 +53,31 @@ async def test_no_token_no_key(sshd_factory, tmp_path: Path) -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.dashboard.check_action("power_on", ()) is False
+
+
+async def test_welcome_offers_import_when_a_token_is_stored(tmp_path: Path, monkeypatch) -> None:
+    from gpu_tui.config.settings import Settings, load_settings
+    from gpu_tui.ui.screens import WelcomeScreen
+
+    srv = ProviderServer("vast", token="vk").start()
+    try:
+        srv.add("77", name="big", state="stopped", ssh=("127.0.0.1", 2200), price=1.2)
+        monkeypatch.setenv("GPU_TUI_VAST_API", srv.url)
+        paths = _paths(tmp_path)
+        secrets = SecretStore(environ={"GPU_TUI_PASSWORD_PROVIDER_VAST": "vk"})
+        app = build_app(config_source(Settings(), paths, secrets), Settings())
+        async with app.run_test(size=(80, 24)) as pilot:
+            await wait_for(pilot, lambda: isinstance(app.screen, WelcomeScreen))
+            assert app.screen.check_action("choose", ("import",)) is True
+            await pilot.press("i")
+            await wait_for(pilot, lambda: not app.is_running)
+        assert app.return_value == "config"
+        inst = load_settings(paths.config_file).instance("vast-big")
+        assert (inst.provider, inst.provider_id, inst.hourly_rate, inst.currency) == ("vast", "77", 1.2, "$")
+    finally:
+        srv.stop()
+    # without a token the offer is not there
+    app = build_app(config_source(Settings(), _paths(tmp_path / "b"), SecretStore(environ={})), Settings())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, WelcomeScreen))
+        assert app.screen.check_action("choose", ("import",)) is False

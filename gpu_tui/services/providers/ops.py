@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from gpu_tui.config.edit import upsert_instance
+from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import GpuTuiError, InputError, RemoteError
@@ -26,7 +27,8 @@ from gpu_tui.services.power import Before, ShutdownResult, shutdown_many
 from gpu_tui.services.providers import LABELS, ProviderClient, client_for, token_env, token_for
 
 __all__ = ["ImportPlan", "plan_import", "write_import", "start_instance", "stop_via_api", "ssh_answers",
-           "StartResult", "configured_ids", "has_api", "shutdown_fleet", "api_clients"]
+           "StartResult", "configured_ids", "has_api", "shutdown_fleet", "api_clients",
+           "importable_providers", "import_accounts"]
 
 START_WAIT_SECONDS = 900.0
 STOP_VERIFY_SECONDS = 120.0
@@ -250,3 +252,21 @@ def api_clients(targets: Iterable[InstanceConfig], secrets: SecretStore, require
                                "or set {variable}").format(label=LABELS[provider], provider=provider,
                                                            variable=token_env(provider)))
     return clients
+
+
+def importable_providers(secrets: SecretStore) -> tuple[str, ...]:
+    """The providers whose API token is stored (blocking: the keyring)."""
+    return tuple(p for p in API_PROVIDERS if token_for(p, secrets) is not None)
+
+
+async def import_accounts(providers: Iterable[str], settings: Settings, paths: Paths, secrets: SecretStore) -> str:
+    """Import every instance of these accounts (the welcome screen's `i`); what was done. Every
+    account is listed before anything is written, so a failure writes nothing."""
+    listed: list[ProviderInstance] = []
+    for provider in providers:
+        token = token_for(provider, secrets)
+        if token is not None:
+            listed.extend(await client_for(provider, token).list_instances())
+    plans = plan_import(listed, settings, (), all_=True)
+    await asyncio.to_thread(write_import, paths.config_file, plans)
+    return _("imported {count} instances into {path}").format(count=len(plans), path=paths.config_file)
