@@ -64,7 +64,7 @@ async def dashboard_calls(seconds: float) -> tuple[int, dict[str, int]]:
     from gpu_tui.ui.factory import build_app, config_source
 
     servers = {p: ProviderServer(p, token="k").start() for p in ("runpod", "vast")}
-    for p, srv in servers.items():
+    for srv in servers.values():
         srv.add("1", state="running", ssh=("127.0.0.1", 1))
         for key, value in provider_env(srv).items():
             os.environ[key] = value

@@ -35,15 +35,15 @@ def _check(inst: InstanceConfig) -> InstanceConfig:
     return inst
 
 
-def refresh_endpoint(config: Paths | None, inst: InstanceConfig, result: StartResult) -> bool:
+def refresh_endpoint(paths: Paths, inst: InstanceConfig, result: StartResult) -> bool:
     """Write the API's endpoint into the entry when it differs; True when it was written."""
     pi = result.instance
-    if config is None or pi is None or not pi.ssh_host or not pi.ssh_port:
+    if pi is None or not pi.ssh_host or not pi.ssh_port:
         return False
     user = pi.ssh_user or inst.user
     if (pi.ssh_host, pi.ssh_port, user) == (inst.host, inst.port, inst.user):
         return False
-    upsert_instance(config.config_file, {"name": inst.name, "host": pi.ssh_host, "port": pi.ssh_port, "user": user},
+    upsert_instance(paths.config_file, {"name": inst.name, "host": pi.ssh_host, "port": pi.ssh_port, "user": user},
                     match_host_user=False)
     return True
 

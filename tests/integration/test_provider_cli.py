@@ -203,6 +203,11 @@ async def test_start_and_api_stop_for_vast_and_autodl(provider: str, sshd_factor
         stopped = await stop_via_api(inst, client, poll=0.2)
         assert stopped.stopped and "verified by the" in stopped.detail, stopped.detail
         assert not box.is_running
+        again = await stop_via_api(inst, client, poll=0.2)  # already stopped: no second stop sent
+        assert again.stopped and srv.instances["4242"].stops == 1
+        quick = await start_instance(inst, client, wait=False)  # --no-wait: accepted, no polling
+        assert quick.ok and srv.instances["4242"].starts == 2 and quick.instance is None
+        await stop_via_api(inst, client, poll=0.2)
         # an API that never reports the stop: NOT shut down, however the request went
         srv.instances["4242"].state, srv.instances["4242"].stop_polls = "running", 10**6
         late = await stop_via_api(inst, client, poll=0.2, verify_seconds=1.0)

@@ -177,7 +177,9 @@ async def stop_via_api(
     label = LABELS[inst.provider]
     try:
         if not already_sent:
-            await client.stop(_require_id(inst))
+            # one that is stopped already needs no stop (some APIs refuse one): the status is the proof
+            if (await client.get(_require_id(inst))).status != "stopped":
+                await client.stop(inst.provider_id)
     except GpuTuiError as exc:
         return result(False, _("NOT shut down: {error}").format(error=exc.line()))
     seen = ""
