@@ -141,4 +141,10 @@ def run_import(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
         print(f"{words} {p.name} ({LABELS[p.instance.provider]} {p.instance.id}): {where}")
     if not plans:
         print(_("nothing imported"))
+    other = sorted({p.instance.currency for p in plans} - {settings.settings.currency})
+    if other:
+        # no exchange rates: the cost screens add every rate as if it were in settings.currency
+        print(_("note: these bill in {currencies}, settings.currency is {currency}; the cost screens add "
+                "rates without converting them").format(currencies=", ".join(other),
+                                                         currency=settings.settings.currency))
     return EXIT_OK

@@ -81,6 +81,7 @@ def test_import_reimport_and_instances(sshd_factory, runpod: ProviderServer, tmp
     res = gpu_tui(tmp_path, runpod, "import", "runpod", "podaaa", "podbbb")
     assert res.returncode == 0, res.stderr
     assert res.stdout.count("updated") == 2 and "added" not in res.stdout
+    assert "note: these bill in $, settings.currency is ¥" in res.stdout
     settings = load_settings(cfg)
     assert [i.name for i in settings.instances] == ["lab", "runpod-train-a", "runpod-podbbb"]
     a = settings.instance("runpod-train-a")
@@ -212,5 +213,23 @@ async def test_start_and_api_stop_for_vast_and_autodl(provider: str, sshd_factor
         srv.instances["4242"].state, srv.instances["4242"].stop_polls = "running", 10**6
         late = await stop_via_api(inst, client, poll=0.2, verify_seconds=1.0)
         assert not late.stopped and "NOT shut down" in late.detail
+    finally:
+        srv.stop()
+
+
+def test_import_autodl_pro_in_yuan_writes_no_currency(tmp_path: Path) -> None:
+    srv = ProviderServer("autodl", token="dev-token").start()
+    try:
+        srv.add("pro-abc123", name="西北B区 4090", state="running", ssh=("connect.westb.seetacloud.com", 23456),
+                price=1.98)
+        res = gpu_tui(tmp_path, srv, "import", "autodl", "pro-abc123", "--json")
+        assert res.returncode == 0, res.stderr
+        inst = load_settings(tmp_path / "config.toml").instances[0]
+        assert (inst.host, inst.port, inst.provider, inst.provider_id) == (
+            "connect.westb.seetacloud.com", 23456, "autodl", "pro-abc123")
+        assert inst.hourly_rate == pytest.approx(1.98) and inst.currency is None  # ¥, as settings
+        assert "never-read-this" not in (tmp_path / "config.toml").read_text() + res.stdout  # root_password
+        res = gpu_tui(tmp_path, srv, "import", "autodl", "nope")
+        assert res.returncode == 2 and "no instance nope on this account; it has: pro-abc123" in res.stderr
     finally:
         srv.stop()
