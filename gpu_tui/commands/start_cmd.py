@@ -1,6 +1,6 @@
 """`gpu-tui start NAME... [--no-wait] [--timeout S]`: power instances on through their provider's
-API, wait (with progress lines) until SSH answers, refresh host and port in the config from
-the API (a start can move an instance), and record the billing start in the cost ledger."""
+API, wait (with progress lines) until SSH answers, refresh host, port and price in the config
+from the API (a start can move an instance), and record the billing start in the cost ledger."""
 
 from __future__ import annotations
 
@@ -22,9 +22,9 @@ from gpu_tui.core.i18n import _
 from gpu_tui.core.providers import API_PROVIDERS
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.providers import ProviderClient, client_for
-from gpu_tui.services.providers.ops import StartResult, start_instance
+from gpu_tui.services.providers.ops import StartResult, refreshed_fields, start_instance
 
-__all__ = ["run_start", "refresh_endpoint"]
+__all__ = ["run_start"]
 
 
 def _check(inst: InstanceConfig) -> InstanceConfig:
@@ -33,19 +33,6 @@ def _check(inst: InstanceConfig) -> InstanceConfig:
                            "(provider runpod, vast or autodl with a provider_id); `gpu-tui import PROVIDER` "
                            "adds them").format(name=inst.name))
     return inst
-
-
-def refresh_endpoint(paths: Paths, inst: InstanceConfig, result: StartResult) -> bool:
-    """Write the API's endpoint into the entry when it differs; True when it was written."""
-    pi = result.instance
-    if pi is None or not pi.ssh_host or not pi.ssh_port:
-        return False
-    user = pi.ssh_user or inst.user
-    if (pi.ssh_host, pi.ssh_port, user) == (inst.host, inst.port, inst.user):
-        return False
-    upsert_instance(paths.config_file, {"name": inst.name, "host": pi.ssh_host, "port": pi.ssh_port, "user": user},
-                    match_host_user=False)
-    return True
 
 
 def run_start(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
@@ -63,14 +50,19 @@ def run_start(args: argparse.Namespace, settings: Settings, paths: Paths) -> int
                            wait_seconds=args.timeout) for t in targets)))
 
     results = asyncio.run(all_of())
+    rates = {}
+    for inst, r in zip(targets, results, strict=True):
+        fields = refreshed_fields(inst, r) if r.ok else {}
+        if fields:
+            upsert_instance(paths.config_file, {"name": inst.name, **fields}, match_host_user=False)
+            print(_("{name}: the config now says {fields}").format(
+                name=inst.name, fields=", ".join(f"{k} = {v}" for k, v in fields.items())))
+        rate = fields.get("hourly_rate", inst.hourly_rate)
+        rates[inst.name] = float(rate) if isinstance(rate, int | float) else inst.hourly_rate
     with Ledger(paths.ledger_file) as ledger:
         for inst, r in zip(targets, results, strict=True):
             if r.ok:
-                ledger.observe(inst.name, 0.0, inst.hourly_rate, time.time())
-    for inst, r in zip(targets, results, strict=True):
-        if r.ok and refresh_endpoint(paths, inst, r) and r.instance is not None:
-            print(_("{name}: the config now points at {host}:{port}").format(
-                name=inst.name, host=r.instance.ssh_host, port=r.instance.ssh_port))
+                ledger.observe(inst.name, 0.0, rates[inst.name], time.time())
     width = max(cell_len(r.name) for r in results)
     for r in results:
         (sys.stdout if r.ok else sys.stderr).write(f"{pad(r.name, width)}  {r.detail}\n")

@@ -151,9 +151,10 @@ def test_start_waits_for_ssh_and_refreshes_the_endpoint(sshd_factory, runpod: Pr
     assert box.is_running and runpod.instances["podsss"].starts == 1
     inst = load_settings(tmp_path / "config.toml").instance("runpod-s")
     assert (inst.host, inst.port) == (box.host, box.port)
+    assert inst.hourly_rate == 0.69 and "hourly_rate = 0.69" in res.stdout  # the API's price, from now on
     db = sqlite3.connect(tmp_path / "xdg-data" / "gpu-tui" / "ledger.sqlite3")
     rows = db.execute("SELECT name, rate, closed_reason FROM intervals").fetchall()
-    assert rows == [("runpod-s", 0.74, None)]
+    assert rows == [("runpod-s", 0.69, None)]
 
 
 def test_shutdown_via_api_is_verified_by_the_api(sshd_factory, runpod: ProviderServer, tmp_path: Path) -> None:

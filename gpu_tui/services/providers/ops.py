@@ -28,7 +28,7 @@ from gpu_tui.services.providers import LABELS, ProviderClient, client_for, token
 
 __all__ = ["ImportPlan", "plan_import", "write_import", "start_instance", "stop_via_api", "ssh_answers",
            "StartResult", "configured_ids", "has_api", "shutdown_fleet", "api_clients",
-           "importable_providers", "import_accounts"]
+           "importable_providers", "import_accounts", "refreshed_fields"]
 
 START_WAIT_SECONDS = 900.0
 STOP_VERIFY_SECONDS = 120.0
@@ -161,6 +161,21 @@ async def start_instance(
         await asyncio.sleep(poll)
     return result(False, _("powered on, but SSH did not answer within {seconds:g} s (status: {status})").format(
         seconds=wait_seconds, status=last or _("unknown")), pi)
+
+
+def refreshed_fields(inst: InstanceConfig, result: StartResult) -> dict[str, object]:
+    """What the API says differently from the entry after a start: the endpoint (a start can
+    move an instance) and the price per hour (what the ledger bills from now on)."""
+    pi = result.instance
+    if pi is None:
+        return {}
+    fields: dict[str, object] = {}
+    if pi.ssh_host and pi.ssh_port and (pi.ssh_host, pi.ssh_port, pi.ssh_user or inst.user) != (
+            inst.host, inst.port, inst.user):
+        fields.update(host=pi.ssh_host, port=pi.ssh_port, user=pi.ssh_user or inst.user)
+    if pi.price_per_hour is not None and round(pi.price_per_hour, 4) != inst.hourly_rate:
+        fields["hourly_rate"] = round(pi.price_per_hour, 4)
+    return fields
 
 
 async def stop_via_api(

@@ -11,7 +11,7 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.i18n import _
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.providers import LABELS
-from gpu_tui.services.providers.ops import has_api, start_instance
+from gpu_tui.services.providers.ops import has_api, refreshed_fields, start_instance
 from gpu_tui.ui.dashboard.context import DashboardContext
 
 __all__ = ["StartKeys"]
@@ -53,13 +53,14 @@ class StartKeys:
             self._ctx.notify(f"{inst.name}: {result.detail}", title=_("power on"), severity="error",
                              timeout=30, markup=False)
             return
-        pi, cfg = result.instance, inst
-        if pi is not None and pi.ssh_host and pi.ssh_port and (pi.ssh_host, pi.ssh_port) != (inst.host, inst.port):
-            cfg = inst.model_copy(update={"host": pi.ssh_host, "port": pi.ssh_port})
-            if opened.onboarder is not None:  # the start moved it: the config follows
-                cfg = await asyncio.to_thread(opened.onboarder.update, inst.name,
-                                              {"host": pi.ssh_host, "port": pi.ssh_port})
+        cfg = inst
+        fields = refreshed_fields(inst, result)
+        if fields:
+            # the start moved it or changed its price: the config follows
+            cfg = inst.model_copy(update=fields)
+            if opened.onboarder is not None:
+                cfg = await asyncio.to_thread(opened.onboarder.update, inst.name, fields)
         if opened.ledger is not None:
-            opened.ledger.observe(inst.name, 0.0, inst.hourly_rate, time.time())
+            opened.ledger.observe(inst.name, 0.0, cfg.hourly_rate, time.time())
         fleet.add(cfg, opened.make_host(cfg))
         self._ctx.notify(f"{inst.name}: {result.detail}", timeout=10, markup=False)
