@@ -234,3 +234,22 @@ def test_import_autodl_pro_in_yuan_writes_no_currency(tmp_path: Path) -> None:
         assert res.returncode == 2 and "no instance nope on this account; it has: pro-abc123" in res.stderr
     finally:
         srv.stop()
+
+
+def test_import_on_a_terminal_without_ids_asks_which(runpod: ProviderServer, tmp_path: Path) -> None:
+    import os
+
+    runpod.add("podaaa", name="first", state="running", ssh=("127.0.0.1", 2201))
+    runpod.add("podbbb", name="second", state="stopped", ssh=("127.0.0.1", 2202))
+    master, slave = os.openpty()  # stdin is a terminal: the chooser, numbered as listed
+    try:
+        os.write(master, b"2\n")
+        env = {**cli_env(tmp_path), **provider_env(runpod)}
+        res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "config.toml"),
+                              "import", "runpod"], stdin=slave, capture_output=True, text=True, env=env, timeout=60)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert res.returncode == 0, res.stderr
+    assert "  1 " in res.stdout and "  2 " in res.stdout and "Import which?" in res.stdout
+    assert [i.provider_id for i in load_settings(tmp_path / "config.toml").instances] == ["podbbb"]
