@@ -28,6 +28,7 @@ from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
 from gpu_tui.commands.notify_args import add_notify_parser
 from gpu_tui.commands.output import error_line
 from gpu_tui.commands.power_args import add_power_parsers
+from gpu_tui.commands.provider_args import add_provider_parsers
 from gpu_tui.commands.ssh_args import add_ssh_parser
 from gpu_tui.commands.sync_args import add_sync_parser, is_transport
 from gpu_tui.config.language import apply_language
@@ -55,6 +56,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ssh-config": ("ide_cmd", "run_ssh_config"),
     "code": ("ide_cmd", "run_code"),
     "notify": ("notify_cmd", "run_notify"),
+    "provider": ("provider_cmd", "run_provider"),
+    "instances": ("provider_cmd", "run_instances"),
+    "import": ("provider_cmd", "run_import"),
+    "start": ("start_cmd", "run_start"),
     **{name: ("jobs", "run_job_command") for name in JOB_COMMANDS},
 }
 """Subcommand -> (module in gpu_tui.commands, function(args, settings, paths) -> exit code);
@@ -101,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_forward_parser(sub)
     add_ide_parsers(sub)
     add_notify_parser(sub)
+    add_provider_parsers(sub)
 
     demo = sub.add_parser("demo", help=_("the dashboard on a simulated fleet (no account needed)"))
     demo.add_argument("--instances", type=_instance_count, default=None, metavar="N", help=_("fleet size, 1-64"))
@@ -121,8 +127,9 @@ def _instance_count(text: str) -> int:
 
 def _load(args: argparse.Namespace) -> tuple[Settings, Paths]:
     paths = Paths.default(args.config)
-    # `add` may be what creates the file
-    explicit = (args.config is not None or "GPU_TUI_CONFIG" in os.environ) and args.command != "add"
+    # `add` and `import` may be what creates the file; `provider login` and `instances` need none
+    explicit = (args.config is not None or "GPU_TUI_CONFIG" in os.environ) and args.command not in (
+        "add", "import", "provider", "instances")
     settings = load_settings(paths.config_file, must_exist=explicit)
     return settings, paths
 

@@ -21,6 +21,9 @@ def add_power_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[
     sd.add_argument("names", nargs="*", metavar="NAME", help=_("instances to shut down"))
     sd.add_argument("--all", action="store_true", help=_("every configured instance"))
     sd.add_argument("--yes", action="store_true", help=_("do not ask"))
+    sd.add_argument("--via-api", action="store_true",
+                    help=_("power imported provider instances off through the provider's API (verified by its status); "
+                           "without it the API is used only when SSH cannot reach them"))
     sd.add_argument("--no-sync", action="store_true",
                     help=_("do not pull the results first "
                            "(by default an instance with sync.local set is pulled before its shutdown)"))

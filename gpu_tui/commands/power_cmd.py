@@ -20,7 +20,8 @@ from gpu_tui.core.i18n import _
 from gpu_tui.remote.host import Host
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.ledger import Ledger
-from gpu_tui.services.power import ShutdownResult, pull_before, shutdown_many
+from gpu_tui.services.power import ShutdownResult, pull_before
+from gpu_tui.services.providers.ops import api_clients, shutdown_fleet
 
 __all__ = ["run_shutdown", "report_detail"]
 
@@ -70,7 +71,8 @@ def run_shutdown(args: argparse.Namespace, settings: Settings, paths: Paths) -> 
     if pulled and not args.no_sync:
         print(_("pulling the results of {names} first (sync pull; --no-sync skips it)").format(names=", ".join(pulled)))
         before = pull_before(make_host, str(paths.config_file.resolve()), secrets.remembered)
-    results = asyncio.run(shutdown_many(targets, make_host, before=before))
+    results = asyncio.run(shutdown_fleet(targets, make_host, api_clients(targets, secrets, args.via_api),
+                                         via_api=args.via_api, before=before))
     with Ledger(paths.ledger_file) as ledger:
         for r in results:
             if r.stopped:

@@ -81,7 +81,10 @@ class InstanceConfig(_Strict):
     user: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9._-]+$")] = "root"
     """SSH user."""
     hourly_rate: Annotated[float, Field(ge=0)] = 0.0
-    """Price per hour in `settings.currency`."""
+    """Price per hour in `settings.currency`, or in `currency` when set."""
+    currency: Annotated[str, Field(min_length=1, max_length=8)] | None = None
+    """This instance's own currency symbol where it differs from `settings.currency` (an
+    imported RunPod or Vast instance bills in `$`)."""
     provider: Provider = "generic"
     """autodl | runpod | vast | generic: decides how shutdown works."""
     provider_id: str = ""

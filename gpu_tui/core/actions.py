@@ -51,6 +51,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("reconnect", "R", N_("Reconnect"), N_("reconnect now (or type the password)")),
     # not in the footer (it is full at 120 columns): help and the palette list it
     Action("fit", "v", N_("Fit"), N_("VRAM fit: will a model fit this fleet's GPUs"), show=False),
+    Action("power_on", "p", N_("Power on"), N_("power a stopped imported instance on (provider API)")),
 )
 
 ACTION_IDS: tuple[str, ...] = tuple(a.id for a in ACTIONS)

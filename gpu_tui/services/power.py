@@ -41,6 +41,8 @@ class ShutdownResult:
     detail: str
     """What happened, for the report (`stopped (verified in 1.2 s)`, `shutdown failed: ...`)."""
     seconds: float
+    unreachable: bool = False
+    """SSH could not reach it at all (a provider's API may still stop it: services/providers/ops.py)."""
 
 
 async def _run_shutdown(host: Host, line: str) -> str | None:
@@ -86,8 +88,8 @@ async def shutdown_instance(
     """Shut one instance down and verify it; never raises for the instance's own failures."""
     started = time.monotonic()
 
-    def result(stopped: bool, detail: str) -> ShutdownResult:
-        return ShutdownResult(inst.name, stopped, detail, round(time.monotonic() - started, 2))
+    def result(stopped: bool, detail: str, unreachable: bool = False) -> ShutdownResult:
+        return ShutdownResult(inst.name, stopped, detail, round(time.monotonic() - started, 2), unreachable)
 
     if before is not None:
         why = await before(inst)
@@ -104,7 +106,7 @@ async def shutdown_instance(
             await host.connect()
         except GpuTuiError as exc:
             return result(False, _("not shut down: cannot reach it to shut it down or verify ({error})").format(
-                error=exc.line()))
+                error=exc.line()), unreachable=True)
         why = await _run_shutdown(host, line)
         if why is not None:
             return result(False, _("NOT shut down: {reason}").format(reason=why))

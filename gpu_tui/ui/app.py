@@ -19,7 +19,7 @@ from textual.command import CommandPalette
 from textual.screen import Screen
 from textual.worker import Worker, WorkerCancelled, WorkerState
 
-from gpu_tui.core.errors import error_line
+from gpu_tui.core.errors import GpuTuiError, error_line
 from gpu_tui.core.i18n import _
 from gpu_tui.services.fleet import Fleet
 from gpu_tui.ui.bindings import system_command, translate_bindings
@@ -64,7 +64,7 @@ class GpuTuiApp(App[str | None]):
 
     async def on_mount(self) -> None:
         if self.source.empty:
-            self.push_screen(WelcomeScreen(self.source.config_path), self._welcome_done)
+            self.push_screen(WelcomeScreen(self.source.config_path, self.source.importable), self._welcome_done)
             return
         opened = self.opened = await self.source.open()
         s = opened.settings.settings
@@ -123,7 +123,22 @@ class GpuTuiApp(App[str | None]):
         if choice == "add":
             self._add_first()
             return
+        if choice == "import":
+            self._import_first()
+            return
         self.exit(None if choice in (None, "quit") else choice)
+
+    @work(exit_on_error=False)
+    async def _import_first(self) -> None:
+        """The welcome screen's import: every instance of the accounts, then the CLI reopens the config."""
+        assert self.source.import_all is not None
+        try:
+            line = await self.source.import_all()
+        except GpuTuiError as exc:
+            self.notify(exc.line(), title=_("import"), severity="error", timeout=30, markup=False)
+            self.push_screen(WelcomeScreen(self.source.config_path, self.source.importable), self._welcome_done)
+            return
+        self.exit("config", message=line)
 
     @work(exit_on_error=False)
     async def _add_first(self) -> None:
@@ -133,6 +148,6 @@ class GpuTuiApp(App[str | None]):
             return
         added = await self.push_screen_wait(AddInstanceScreen(opened.onboarder))
         if added is None:
-            self.push_screen(WelcomeScreen(self.source.config_path), self._welcome_done)
+            self.push_screen(WelcomeScreen(self.source.config_path, self.source.importable), self._welcome_done)
         else:
             self.exit("config")

@@ -25,6 +25,7 @@ from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.notify_targets import load_setup
 from gpu_tui.services.onboard import Onboarder
+from gpu_tui.services.providers.ops import api_clients, import_accounts, importable_providers
 from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.source import FleetSource, Opened
 
@@ -69,20 +70,26 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
     # optional: AutoDL's balance, when an AutoDL instance is configured and its token stored
     token = store.get_password(TOKEN_NAME) if any(i.provider == "autodl" for i in settings.instances) else None
 
+    providers = api_clients(settings.instances, store, False)
+
     async def open_() -> Opened:
         return Opened(settings, list(hosts), trust, use_password=use_password, save_password=save_password,
                       balance=(lambda: fetch_balance(token)) if token is not None else None,
+                      providers=providers, balances=[c.balance for p, c in providers.items() if p != "autodl"],
                       onboarder=Onboarder(settings, paths, store),
                       ledger=Ledger(paths.ledger_file, min_write_interval=LEDGER_WRITE_SECONDS),
                       make_host=lambda inst: build_ssh_host(inst, settings, paths, store),
                       notify=lambda: load_setup(settings, store),
                       typed_password=store.remembered)
 
+    importable = importable_providers(store) if not settings.instances else ()
     return FleetSource(
         title=config_label(paths.config_file),
         open=open_,
         config_path=str(paths.config_file),
         empty=not settings.instances,
+        importable=importable,
+        import_all=(lambda: import_accounts(importable, settings, paths, store)) if importable else None,
     )
 
 

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import SecretStr
 
 from gpu_tui.config.settings import InstanceConfig, Settings
+from gpu_tui.core.providers import AccountBalance
 from gpu_tui.remote.host import Host
 from gpu_tui.services.autodl_api import Balance
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.notify_targets import NotifySetup
 from gpu_tui.services.onboard import Onboarder
+from gpu_tui.services.providers import ProviderClient
 
 __all__ = ["FleetSource", "Opened"]
 
@@ -36,6 +38,11 @@ class Opened:
     real ledger for simulated machines) and this machine."""
     balance: Callable[[], Awaitable[Balance]] | None = None
     """Fetch the AutoDL account balance (a developer token is stored); None otherwise."""
+    providers: Mapping[str, ProviderClient] = field(default_factory=dict)
+    """API clients of the providers whose token is stored and that have imported instances
+    (`p` powers those on); empty otherwise."""
+    balances: Sequence[Callable[[], Awaitable[AccountBalance]]] = ()
+    """Fetch the RunPod / Vast.ai balances for the fleet bar (AutoDL's is `balance`)."""
     typed_password: Callable[[str], SecretStr | None] = lambda name: None
     """A password typed in this session, for child processes (rsync's transport, the shell)."""
     notify: Callable[[], NotifySetup] | None = None
@@ -57,5 +64,9 @@ class FleetSource:
     """True when the config has no instances: the app shows the welcome screen instead."""
     remote: bool = True
     """False for this machine: no SSH, so trust-key and reconnect are hidden rather than disabled."""
+    importable: tuple[str, ...] = ()
+    """Providers whose API token is stored (the welcome screen offers their import)."""
+    import_all: Callable[[], Awaitable[str]] | None = None
+    """Import every instance of those accounts into the config; what was done, in a line."""
     show_address: bool = True
     """False for the demo, whose loopback ports mean nothing to a user (and change every run)."""

@@ -12,7 +12,8 @@ from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.services.power import ShutdownResult, pull_before, shutdown_many
+from gpu_tui.services.power import ShutdownResult, pull_before
+from gpu_tui.services.providers.ops import shutdown_fleet
 from gpu_tui.ui.dashboard.context import DashboardContext
 from gpu_tui.ui.format import text_parts
 from gpu_tui.ui.screens.power import QuitGuardScreen, ShutdownConfirmScreen, ShutdownReportScreen, report_text
@@ -127,7 +128,8 @@ class PowerKeys:
         make_host = opened.make_host
         before = pull_before(make_host, self._ctx.source.config_path, opened.typed_password) if pull else None
         try:
-            results = await shutdown_many(targets, make_host, before=before)
+            # an imported instance SSH cannot reach is stopped through its provider's API instead
+            results = await shutdown_fleet(targets, make_host, opened.providers, via_api=False, before=before)
         finally:
             self.shutting.difference_update(i.name for i in targets)
         fleet = self._ctx.fleet

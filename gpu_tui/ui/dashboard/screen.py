@@ -30,6 +30,7 @@ from gpu_tui.ui.dashboard import instance_keys, job_keys
 from gpu_tui.ui.dashboard.alerts import LaptopAlerts
 from gpu_tui.ui.dashboard.power_keys import PowerKeys
 from gpu_tui.ui.dashboard.shell import open_shell, shell_possible
+from gpu_tui.ui.dashboard.start_keys import StartKeys
 from gpu_tui.ui.dashboard.warnings import MoneyWarnings
 from gpu_tui.ui.messages import JobEnded
 from gpu_tui.ui.screens import DetailScreen, HelpScreen
@@ -119,6 +120,7 @@ AVAILABLE: dict[str, Check] = {
     "trust_key": _trust_key,
     "reconnect": _reconnect,
     "fit": lambda s, v: True,
+    "power_on": lambda s, v: s.starter.check(v),
 }
 """When each action of the table can run: True, None (shown dimmed: not for this instance now)
 or False (hidden: never here, e.g. power keys in the demo)."""
@@ -126,6 +128,7 @@ or False (hidden: never here, e.g. power keys in the demo)."""
 
 class DashboardScreen(Screen[None]):
     power: PowerKeys
+    starter: StartKeys
     warnings: MoneyWarnings
     alerts: LaptopAlerts
     CSS_PATH = Path(__file__).with_name("dashboard.tcss")
@@ -145,6 +148,7 @@ class DashboardScreen(Screen[None]):
         self._fleet: Fleet | None = None
         self._opened: Opened | None = None
         self.power = PowerKeys(self)
+        self.starter = StartKeys(self)
         self.warnings = MoneyWarnings(self)
         self.alerts = LaptopAlerts(self)
         self._dash_timers: list[Timer] = []
@@ -231,7 +235,7 @@ class DashboardScreen(Screen[None]):
             self.table.show(view, now)
         self.table.focus()
         self.refresh_panels()
-        if opened.balance is not None:
+        if opened.balance is not None or opened.balances:
             self._refresh_balance()
             self._dash_timers.append(self.set_interval(BALANCE_SECONDS, self._refresh_balance))
         self._dash_timers.append(self.set_interval(1.0, self._tick))
@@ -430,6 +434,9 @@ class DashboardScreen(Screen[None]):
 
     def action_shutdown(self) -> None:
         self._with_view(self.power.shutdown)
+
+    def action_power_on(self) -> None:
+        self._with_view(self.starter.power_on)
 
     def action_shutdown_all(self) -> None:
         self.power.shutdown_all()

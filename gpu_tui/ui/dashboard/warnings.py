@@ -1,17 +1,20 @@
 """What the dashboard says unasked about money: idle instances, the daily budget, and the
-AutoDL balance with how long it lasts."""
+AutoDL, RunPod and Vast.ai balances with how long each lasts."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 from rich.text import Text
 
 from gpu_tui.core.actions import key_label
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import _
+from gpu_tui.core.providers import AccountBalance
 from gpu_tui.core.units import format_duration_s, format_local_date, format_money, format_rate_per_hour
 from gpu_tui.services.autodl_api import hours_left
+from gpu_tui.services.providers import LABELS
 from gpu_tui.ui.dashboard.context import DashboardContext
 
 __all__ = ["MoneyWarnings"]
@@ -76,8 +79,35 @@ class MoneyWarnings:
         return today
 
     async def balance_note(self) -> Text | None:
-        """The fleet bar's AutoDL note: the balance and the hours it lasts at the AutoDL burn rate."""
-        opened, fleet = self._ctx.opened, self._ctx.fleet
+        """The fleet bar's balance note: AutoDL's, RunPod's and Vast.ai's balances, each with the
+        hours it lasts at that provider's burn rate."""
+        opened = self._ctx.opened
+        if opened is None or (opened.balance is None and not opened.balances):
+            return None
+        notes = [await self._autodl_note()] if opened.balance is not None else []
+        for fetch in opened.balances:
+            notes.append(await self._provider_note(fetch))
+        note = Text()
+        for n, part in enumerate(p for p in notes if p is not None):
+            if n:
+                note.append(" · ", style="dim")
+            note.append_text(part)
+        return note
+
+    def _burn(self, provider: str) -> float:
+        fleet = self._ctx.fleet
+        views = fleet.views.values() if fleet else ()
+        return sum(v.config.hourly_rate for v in views if v.billing and v.config.provider == provider)
+
+    @staticmethod
+    def _left(note: Text, left: float | None) -> Text:
+        if left is not None:
+            note.append(" " + _("~{duration} left").format(duration=format_duration_s(left * 3600)),
+                        style="bold red" if left < 24 else "")
+        return note
+
+    async def _autodl_note(self) -> Text | None:
+        opened = self._ctx.opened
         if opened is None or opened.balance is None:
             return None
         currency = opened.settings.settings.currency
@@ -86,12 +116,16 @@ class MoneyWarnings:
         except GpuTuiError as exc:
             log.warning("autodl balance: %s", exc)
             return Text(_("AutoDL balance: {error}").format(error=_(exc.title)), style="dim")
-        views = fleet.views.values() if fleet else ()
-        burn = sum(v.config.hourly_rate for v in views if v.billing and v.config.provider == "autodl")
-        left = hours_left(balance, burn)
-        self.last_balance = (balance.usable, left)
+        left = hours_left(balance, self._burn("autodl"))
+        self.last_balance = (balance.usable, left)  # the balance event (notify) reads it
         note = Text(_("AutoDL {balance}").format(balance=format_money(balance.usable, currency)))
-        if left is not None:
-            note.append(" " + _("~{duration} left").format(duration=format_duration_s(left * 3600)),
-                        style="bold red" if left < 24 else "")
-        return note
+        return self._left(note, left)
+
+    async def _provider_note(self, fetch: Callable[[], Awaitable[AccountBalance]]) -> Text | None:
+        try:
+            b = await fetch()
+        except GpuTuiError as exc:
+            log.warning("provider balance: %s", exc)
+            return Text(_("balance: {error}").format(error=_(exc.title)), style="dim")
+        note = Text(f"{LABELS[b.provider]} {format_money(b.balance, b.currency)}")
+        return self._left(note, b.hours_left(b.spend_per_hour or self._burn(b.provider) or None))
