@@ -23,7 +23,9 @@ def _answering() -> str | None:
     res = subprocess.run(["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, timeout=30)
     if res.returncode != 0:
         return f"sinfo failed: {res.stderr.strip()[:200]}"
-    if not any(s.strip().rstrip("*~#") in ("idle", "mixed", "allocated") for s in res.stdout.split()):
+    # a busy node reads allocated, mixed or completing: only these words mean it cannot run jobs
+    down = ("down", "drain", "fail", "unknown", "not_responding", "future", "powered_down", "inval")
+    if not any(not s.strip().rstrip("*~#$@").startswith(down) for s in res.stdout.split()):
         return f"no node is up: {res.stdout.strip()[:200]}"
     return None
 

@@ -100,6 +100,8 @@ class JobFacts:
     """SLURM's reason (Resources, Priority, TimeLimit ...); None where it says `None`."""
     scheduler_exit: int | None = None
     """The exit code SLURM reports (128+N for a signal), where the batch script could not say."""
+    scheduler_time_limit: int | None = None
+    """The job's time limit in seconds as SLURM holds it; None for none (UNLIMITED) or unknown."""
 
 
 @dataclass(frozen=True, slots=True)

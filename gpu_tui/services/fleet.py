@@ -18,6 +18,7 @@ from gpu_tui.core.history import HostHistory
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, HostStats
+from gpu_tui.core.slurm import SlurmNode
 from gpu_tui.remote.host import Host
 from gpu_tui.services import slurm
 from gpu_tui.services.events import (
@@ -29,13 +30,13 @@ from gpu_tui.services.events import (
     ProcessesReceived,
     StateChanged,
 )
-from gpu_tui.services.jobwatch import AutostopReceived, JobFinished, JobsReceived, JobWatcher
+from gpu_tui.services.jobwatch import AutostopReceived, ClusterReceived, JobFinished, JobsReceived, JobWatcher
 from gpu_tui.services.monitor import HostMonitor
 from gpu_tui.services.watchloop import WatchLoop, WatchMode, WatchModeChanged
 
 __all__ = ["Fleet", "FleetEvent", "InstanceView"]
 
-FleetEvent = MonitorEvent | JobsReceived | JobFinished | AutostopReceived | WatchModeChanged
+FleetEvent = MonitorEvent | JobsReceived | JobFinished | AutostopReceived | ClusterReceived | WatchModeChanged
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ class InstanceView:
     jobs_listed: bool = False
     """A job listing has arrived at least once (until then `jobs` is empty for lack of news)."""
     autostop: AutostopReceived | None = None
+    cluster: tuple[SlurmNode, ...] = ()
+    """A SLURM login node's nodes (partition, GPUs in use / in all); empty elsewhere."""
     """The autostop watchdog's last known state (read every 15 s while online)."""
     gpus_idle_since: float | None = None
     """When every GPU last went below the idle threshold (None: some GPU is busy, or unknown)."""
@@ -185,6 +188,8 @@ class Fleet:
                 view.gpus_idle_since = frame.taken_at
         elif isinstance(event, JobsReceived):
             view.jobs, view.jobs_listed = event.jobs, True
+        elif isinstance(event, ClusterReceived):
+            view.cluster = event.nodes
         elif isinstance(event, AutostopReceived):
             view.autostop = event
         elif isinstance(event, WatchModeChanged):

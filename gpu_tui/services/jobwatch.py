@@ -17,11 +17,14 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.autostop import AutostopStatus
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.jobs import JobFacts, JobInfo
+from gpu_tui.core.slurm import SlurmNode
 from gpu_tui.remote.host import Host
 from gpu_tui.services import jobs as jobsvc
+from gpu_tui.services import slurm
 from gpu_tui.services.autostop import read_status
 
-__all__ = ["AutostopReceived", "JobsReceived", "JobFinished", "JobWatcher", "JOB_POLL_SECONDS", "AUTOSTOP_POLL_EVERY"]
+__all__ = ["ClusterReceived", "AutostopReceived", "JobsReceived", "JobFinished", "JobWatcher", "JOB_POLL_SECONDS",
+           "AUTOSTOP_POLL_EVERY"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +53,14 @@ class AutostopReceived:
 
 
 @dataclass(frozen=True, slots=True)
+class ClusterReceived:
+    """A SLURM login node's partitions: each node with its GPUs in use and in all (sinfo)."""
+
+    name: str
+    nodes: tuple[SlurmNode, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class JobFinished:
     """A job this watcher saw running has ended (succeeded, failed or stopped)."""
 
@@ -62,7 +73,7 @@ class JobWatcher:
         self,
         host: Host,
         inst: InstanceConfig,
-        emit: Callable[[JobsReceived | JobFinished | AutostopReceived], None],
+        emit: Callable[[JobsReceived | JobFinished | AutostopReceived | ClusterReceived], None],
         *,
         is_online: Callable[[], bool],
         interval: float = JOB_POLL_SECONDS,
@@ -94,6 +105,16 @@ class JobWatcher:
                 if previous.get(info.id) == "running" and info.state != "running":
                     self._emit(JobFinished(self.inst.name, info))
 
+    async def _slow_facts(self) -> None:
+        """What changes slowly: the autostop watchdog's state, or on a login node (where gpu-tui
+        shuts nothing down) the cluster's nodes."""
+        if self.inst.scheduler == "slurm":
+            nodes = await slurm.nodes(self.host)
+            self._emit(ClusterReceived(self.inst.name, tuple(nodes)))
+            return
+        status = await read_status(self.host, self.inst)
+        self._emit(AutostopReceived(self.inst.name, status, time.monotonic()))
+
     async def run(self) -> None:
         while True:
             online = self._is_online() and self.host.connected
@@ -102,8 +123,7 @@ class JobWatcher:
                     await self.poll_once()
                     self._failures = 0
                     if self._polls % AUTOSTOP_POLL_EVERY == 0:
-                        status = await read_status(self.host, self.inst)
-                        self._emit(AutostopReceived(self.inst.name, status, time.monotonic()))
+                        await self._slow_facts()
                     self._polls += 1
                 except RemoteError as exc:
                     self._failures += 1

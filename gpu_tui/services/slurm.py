@@ -199,7 +199,8 @@ async def annotate(host: Host, facts: Sequence[JobFacts], dir_of: Callable[[str]
         alive = state in ACTIVE_STATES
         out.append(replace(f, alive=alive, scheduler_state=state, scheduler_reason=reason,
                            node=f.node or (job.node if job and state != "PENDING" else None),
-                           scheduler_exit=job.exit_code if job else None))
+                           scheduler_exit=job.exit_code if job else None,
+                           scheduler_time_limit=job.time_limit_seconds if job else None))
         if not alive:
             code = "-" if job is None or job.exit_code is None else str(job.exit_code)
             ended.append(f"{dir_of(f.id)}={state} {code} {reason or ''}".rstrip())

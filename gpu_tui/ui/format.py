@@ -175,8 +175,9 @@ def job_mark(job: JobInfo, *, percent: bool = True) -> Text:
     return Text(mark, style=style)
 
 
-def job_line(job: JobInfo) -> Text:
-    """`▶ train  running  45%  loss 0.523  ETA 12m05s` (remote text enters as plain text)."""
+def job_line(job: JobInfo, now: float | None = None) -> Text:
+    """`▶ train  running  45%  loss 0.523  ETA 12m05s` (remote text enters as plain text); a
+    SLURM job also says its node, and how long it has run of its time limit."""
     t = job_mark(job, percent=False)
     t.append(f" {printable(job.name or job.id)}", style="bold")
     t.append(f"  {job_word(job.state)}")
@@ -184,6 +185,10 @@ def job_line(job: JobInfo) -> Text:
         t.append(f" ({printable(job.facts.scheduler_reason)})", style="yellow")
     elif job.state == "running" and job.facts.node and job.facts.scheduler_job_id:
         t.append(f" @{printable(job.facts.node)}", style="dim")
+        if now is not None and job.facts.started_at is not None:
+            ran = format_duration_s(max(0.0, now - job.facts.started_at))
+            limit = job.facts.scheduler_time_limit
+            t.append(f" {ran}/{format_duration_s(limit) if limit else '∞'}", style="dim")
     if job.state == "running" and job.progress_percent is not None:
         t.append(f"  {format_percent(job.progress_percent)}")
     if job.last_loss is not None:

@@ -37,7 +37,7 @@ def cluster():
 
 async def test_queue_gpus_and_cancel_in_the_dashboard(cluster, sshd_factory, tmp_path: Path) -> None:
     inst = sshd_factory("login", gpus=2)
-    submit(tmp_path, inst, "--gpus", "2", "--name", "holder", "--", "sleep 300")
+    submit(tmp_path, inst, "--gpus", "2", "--time", "10", "--name", "holder", "--", "sleep 300")
     waiter = submit(tmp_path, inst, "--gpus", "1", "--name", "waiter", "--", "echo never")
     app = make_app(tmp_path, [inst], keys=SLURM)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -48,6 +48,12 @@ async def test_queue_gpus_and_cancel_in_the_dashboard(cluster, sshd_factory, tmp
             return app.query_one(HostPanel).render_view(app.dashboard.selected()).plain
 
         await wait_for(pilot, lambda: "pending (Resources)" in host_text(), timeout=60)
+        # the queue: the running job with its node and time of its limit; the partitions' GPUs
+        await wait_for(pilot, lambda: "GPUs 2/2 in use" in host_text(), timeout=60)
+        text = host_text()
+        holder_line = next(line for line in text.splitlines() if "holder" in line)
+        assert "running @" in holder_line and holder_line.endswith("/10m00s"), holder_line
+        assert "partitions" in text and "debug  1 node  GPUs 2/2 in use" in text
         # the holder's two GPUs, read with srun inside its allocation
         await wait_for(pilot, lambda: app.fleet.views[name].frame is not None, timeout=60)
         assert len(app.fleet.views[name].frame.gpus) == 2

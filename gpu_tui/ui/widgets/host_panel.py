@@ -6,8 +6,9 @@ import time
 
 from rich.text import Text
 
-from gpu_tui.core.i18n import _
+from gpu_tui.core.i18n import _, ngettext
 from gpu_tui.core.lowutil import assess
+from gpu_tui.core.slurm import SlurmNode
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.fleet import InstanceView
@@ -15,6 +16,25 @@ from gpu_tui.ui.format import job_line
 from gpu_tui.ui.widgets.text_panel import TextPanel
 
 __all__ = ["HostPanel"]
+
+
+def partitions_text(nodes: tuple[SlurmNode, ...], most: int = 3) -> Text:
+    """A login node's partitions, one line each: `gpu  2 nodes  GPUs 3/8 in use  mixed, idle`."""
+    parts: dict[str, list[SlurmNode]] = {}
+    for node in nodes:
+        parts.setdefault(node.partition, []).append(node)
+    t = Text("\n" + _("partitions"), style="bold")
+    if len(parts) > most:
+        t.append("  " + _("({n} in all)").format(n=len(parts)), style="dim")
+    for name, members in list(parts.items())[:most]:
+        used, total = sum(n.gpus_used for n in members), sum(n.gpus_total for n in members)
+        states = ", ".join(sorted({n.state for n in members}))
+        count = ngettext("{n} node", "{n} nodes", len(members)).format(n=len(members))
+        t.append(f"\n  {printable(name)}  {count}  ")
+        t.append(_("GPUs {used}/{total} in use").format(used=used, total=total),
+                 style="yellow" if total and used >= total else "")
+        t.append(f"  {printable(states)}", style="dim")
+    return t
 
 
 class HostPanel(TextPanel):
@@ -69,16 +89,20 @@ class HostPanel(TextPanel):
                 t.append(_("disk / {used}/{total}G").format(
                     used=f"{s.disk_used_gib:.0f}", total=f"{s.disk_total_gib:.0f}"))
         if v.jobs:
-            # running jobs first, then the most recent others; at most three lines
+            # running jobs first, then those waiting in a queue, then the most recent others;
+            # at most three lines
             running = [j for j in v.jobs if j.state == "running"]
-            rest = [j for j in v.jobs if j.state != "running"]
-            shown = (running[::-1] + rest[::-1])[:3]
+            pending = [j for j in v.jobs if j.state == "pending"]
+            rest = [j for j in v.jobs if j.state not in ("running", "pending")]
+            shown = (running[::-1] + pending + rest[::-1])[:3]
             t.append("\n" + _("jobs"), style="bold")
             if len(v.jobs) > len(shown):
                 t.append("  " + _("({n} in all; {key}: logs)").format(n=len(v.jobs), key=self.logs_key), style="dim")
             for job in shown:
                 t.append("\n  ")
-                t.append_text(job_line(job))
+                t.append_text(job_line(job, time.time() if now is None else now))
+        if v.cluster:
+            t.append_text(partitions_text(v.cluster))
         index_of = {g.uuid: g.index for g in (v.frame.gpus if v.frame else ())}
         if v.processes:
             hidden = sum(1 for p in v.processes if p.process_name is None)
