@@ -28,7 +28,7 @@ from gpu_tui.services.conda import resolve_env
 from gpu_tui.services.gpupick import gpus_env
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.logtail import LogFollower
-from gpu_tui.services.slurm import SlurmOptions
+from gpu_tui.services.slurm import options_for
 
 __all__ = ["run_job_command", "jobs_json"]
 
@@ -129,9 +129,7 @@ async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> in
     setenv = _setenv(args.setenv)
     opts = None
     if inst.scheduler == "slurm":
-        d = inst.slurm
-        opts = SlurmOptions(partition=args.partition or d.partition, account=d.account, time=args.time or d.time,
-                            gpus=args.gpus if args.gpus is not None else d.gpus, extra=d.extra)
+        opts = options_for(inst, gpus=args.gpus, partition=args.partition, time=args.time)
     else:
         for flag, value in (("--partition", args.partition), ("--time", args.time)):
             if value is not None:

@@ -181,7 +181,7 @@ async def start_job(
         req = replace(req, id=new_job_id())
     validate_request(req)
     if inst.scheduler == "slurm":
-        return await _submit(host, inst, req, slurm_opts or slurm.SlurmOptions())
+        return await _submit(host, inst, req, slurm_opts or slurm.options_for(inst))
     await _ensure_runner(host, inst)
     cwd = remote_path(req.cwd) if req.cwd else ""
     script = _fill(

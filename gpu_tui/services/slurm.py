@@ -19,6 +19,7 @@ import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
+from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError, RemoteError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobFacts
@@ -37,7 +38,7 @@ from gpu_tui.core.slurm import (
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, sh_c
 
-__all__ = ["gpu_scope", "SlurmOptions", "validate_options", "submit_script", "queue", "annotate", "stop_script",
+__all__ = ["gpu_scope", "options_for", "SlurmOptions", "validate_options", "submit_script", "queue", "annotate", "stop_script",
            "nodes", "submitted_id"]
 
 _WORD = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -64,6 +65,15 @@ class SlurmOptions:
         if self.gpus:
             words.append(f"--gpus={self.gpus}")
         return words + list(self.extra)
+
+
+def options_for(
+    inst: InstanceConfig, *, gpus: int | None = None, partition: str | None = None, time: str | None = None
+) -> SlurmOptions:
+    """The instance's `slurm = {...}` defaults with what this job asks for on top."""
+    d = inst.slurm
+    return SlurmOptions(partition=partition or d.partition, account=d.account, time=time or d.time,
+                        gpus=gpus if gpus is not None else d.gpus, extra=d.extra)
 
 
 def validate_options(opts: SlurmOptions) -> None:
