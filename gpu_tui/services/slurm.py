@@ -38,8 +38,8 @@ from gpu_tui.core.slurm import (
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, sh_c
 
-__all__ = ["gpu_scope", "options_for", "SlurmOptions", "validate_options", "submit_script", "queue", "annotate", "stop_script",
-           "nodes", "submitted_id"]
+__all__ = ["gpu_scope", "options_for", "SlurmOptions", "validate_options", "submit_script", "queue", "annotate",
+           "stop_script", "nodes", "submitted_id"]
 
 _WORD = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
