@@ -34,9 +34,20 @@ from gpu_tui.services.jobwatch import AutostopReceived, ClusterReceived, JobFini
 from gpu_tui.services.monitor import HostMonitor
 from gpu_tui.services.watchloop import WatchLoop, WatchMode, WatchModeChanged
 
-__all__ = ["Fleet", "FleetEvent", "InstanceView"]
+__all__ = ["Fleet", "FleetEvent", "HostReplaced", "InstanceView"]
 
-FleetEvent = MonitorEvent | JobsReceived | JobFinished | AutostopReceived | ClusterReceived | WatchModeChanged
+
+@dataclass(frozen=True, slots=True)
+class HostReplaced:
+    """An instance is watched through a new Host (edited, or started at a new endpoint): what
+    holds the old one (forwarded ports) moves over."""
+
+    name: str
+    host: Host
+
+
+FleetEvent = (MonitorEvent | JobsReceived | JobFinished | AutostopReceived | ClusterReceived | WatchModeChanged
+              | HostReplaced)
 
 log = logging.getLogger(__name__)
 
@@ -256,12 +267,15 @@ class Fleet:
     def add(self, cfg: InstanceConfig, host: Host) -> None:
         """Watch one more instance (added in the dashboard), or replace one of the same name."""
         history_len = self._settings[2]
+        replaced = self.hosts.get(cfg.name) not in (None, host)
         for task in self._running.pop(cfg.name, []):
             task.cancel()  # the old monitor's clean-up runs as it unwinds
         self.views[cfg.name] = InstanceView(cfg, history=HostHistory(history_len))
         self._make(cfg, host)
         if self._tasks is not None:
             self._start(cfg.name)
+        if replaced:
+            self._handle(HostReplaced(cfg.name, host))
 
     def poke_jobs(self, name: str) -> None:
         loop = self.loops.get(name)

@@ -129,6 +129,15 @@ class Forwards:
         self._emit(ForwardEvent(name, remote, "closed"))
         return True
 
+    def rehost(self, name: str, host: Host) -> None:
+        """Instance `name` is reached through `host` from now on (edited, or started elsewhere):
+        its listeners stay, and their next connections open channels there."""
+        for fwd in self.of(name):
+            if isinstance(host, SshHost):
+                fwd.listener.opener = host.connection
+            else:
+                self.close(name, fwd.remote)
+
     def close_instance(self, name: str) -> None:
         for fwd in self.of(name):
             self.close(name, fwd.remote)

@@ -1,7 +1,8 @@
 """`f` in the dashboard against real sshd: forward the TensorBoard preset of the selected
 instance (a real HTTP server answers on its port 6006: the instance is this machine), the page
 comes through the local URL, the row shows `⇄1`, and closing it takes the mark and the local
-listener away; a forward comes back after the dashboard reconnects (sshd restarted).
+listener away; a forward comes back after the dashboard reconnects (sshd restarted) and after
+the instance is watched through a new host (edited).
 `gpu-tui local` and the demo have no `f`."""
 
 from __future__ import annotations
@@ -77,6 +78,18 @@ async def test_f_forwards_a_preset_marks_the_row_and_closes(sshd_instance, tmp_p
             if server is not None:
                 assert await asyncio.to_thread(_get, fwd.local) == PAGE
             assert forwards.of(name) == [fwd] and "⇄1" in _row(app, name)
+
+            # the instance is edited (`i`): the fleet watches it through a new host, and the
+            # forward moves to it (the old host is closed, its connection gone)
+            fleet, view = app.fleet, app.fleet.views[name]
+            old = fleet.hosts[name]
+            new = app.dashboard.opened.make_host(view.config)
+            fleet.add(view.config, new)
+            await old.close()
+            await wait_for(pilot, lambda: state_of(app, name) == "online", what="watched again")
+            assert fwd.listener.opener == new.connection
+            if server is not None:
+                assert await asyncio.to_thread(_get, fwd.local) == PAGE
 
             await pilot.press("f")
             screen = await wait_for(pilot, lambda: on_top(app, ForwardScreen))

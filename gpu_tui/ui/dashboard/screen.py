@@ -22,7 +22,7 @@ from textual.widgets import Footer
 from gpu_tui.core.actions import ACTIONS, action, key_label
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.services.events import GpuFrameReceived, HostStatsReceived, StateChanged
-from gpu_tui.services.fleet import Fleet, FleetEvent, InstanceView
+from gpu_tui.services.fleet import Fleet, FleetEvent, HostReplaced, InstanceView
 from gpu_tui.services.forwards import ForwardEvent, Forwards
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.bindings import translate_bindings
@@ -267,6 +267,8 @@ class DashboardScreen(Screen[None]):
             self.call_later(self._paint_now)
         if isinstance(event, JobFinished):
             self.post_message(JobEnded(name, event.job))
+        elif isinstance(event, HostReplaced):
+            self.forwards.rehost(name, event.host)
         elif isinstance(event, HostStatsReceived) and event.stats.uptime_seconds is not None:
             # every sighting of an instance up is billing time, whatever its GPUs say
             ledger = self._opened.ledger if self._opened else None
