@@ -30,3 +30,8 @@ else
 fi
 date +%s > finished_at
 echo "$code" > exit_code.tmp && mv exit_code.tmp exit_code
+# the end is recorded: now tell the user (issue 15), detached, so nothing waits for the network
+state=$(cd ../.. && pwd -P)
+if [ -f "$state/notify/targets.json" ] && [ -f "$state/bin/notify-v1.sh" ]; then
+  setsid -f sh "$state/bin/notify-v1.sh" "$state" job_end "$d" < /dev/null > /dev/null 2>&1
+fi
