@@ -144,7 +144,8 @@ class NotifyServer:
             s.service = "schan"
             if self.fail:
                 return 200, {"code": 40001, "message": "bad pushtoken", "data": None}
-            return 200, {"code": 0, "message": "", "data": {"pushid": "1", "readkey": "r", "error": "SUCCESS", "errno": 0}}
+            data = {"pushid": "1", "readkey": "r", "error": "SUCCESS", "errno": 0}
+            return 200, {"code": 0, "message": "", "data": data}
         if p.startswith("/bot") and p.endswith("/sendMessage"):
             s.service = "tgram"
             if self.fail:
@@ -168,7 +169,8 @@ class NotifyServer:
             msg = s.json
             if msg.get("sign") != feishu_sign(secret, str(msg.get("timestamp"))):
                 s.verdict = "bad sign"
-                return 200, {"code": 19021, "msg": "sign match fail or timestamp is not within one hour from current time"}
+                why = "sign match fail or timestamp is not within one hour from current time"
+                return 200, {"code": 19021, "msg": why}
         if self.fail:
             return 200, {"code": 9499, "msg": "Bad Request", "data": {}}
         return 200, {"StatusCode": 0, "StatusMessage": "success", "code": 0, "data": {}, "msg": "success"}

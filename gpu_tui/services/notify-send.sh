@@ -3,6 +3,7 @@
 # the job runner and the autostop watchdog start it detached (setsid -f), after they have
 # recorded what happened, so it never delays a job's exit code or a shutdown:
 #   sh notify-v1.sh STATE job_end JOBDIR
+#   sh notify-v1.sh STATE watch JOBDIR        (python3 only: a failure seen while the job runs)
 #   sh notify-v1.sh STATE autostop about|done|failed EVENT_ID [DETAIL]
 #   sh notify-v1.sh STATE test
 # With python3 >= 3.6 it hands over to bin/notify-v1.py (everything, the log's failure rules
@@ -213,6 +214,7 @@ case $event in
     event_id=$2
     title=$(fill "$(msg "autostop.$1")" error "${3:-}")
     ;;
+  watch) exit 0 ;;  # reading the log's failures needs python3
   test)
     event_id="test:$(date +%s)000"
     title=$(msg test) body=$(msg test.body)

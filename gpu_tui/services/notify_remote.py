@@ -47,11 +47,14 @@ __all__ = [
     "wechat_base",
 ]
 
-INSTANCE_EVENTS = ("job_end", "autostop")
-"""The events the instance sends itself (job_failure: not yet; the laptop's are its own)."""
+INSTANCE_EVENTS = ("job_end", "job_failure", "autostop")
+"""The events the instance sends itself (the laptop sends the others)."""
 SENDER_NAME = "notify-v1.sh"
 TIMEOUT_S, ATTEMPTS, BUDGET_S = 8, 3, 30
 """Per attempt, attempts per target, and the most one send may take (all targets in parallel)."""
+WATCH_S, FAILURE_GRACE_S = 30, 15
+"""How often a running job's log is read for a failure, and how long a failure waits for the job
+to exit (then its job_end carries it: one message, not two)."""
 OUTBOX_LINES = 500
 
 
@@ -100,6 +103,7 @@ def messages(instance: str) -> dict[str, str]:
         "job_end.succeeded": _("{instance}: job {job} finished"),
         "job_end.failed": _("{instance}: job {job} failed: {reason}"),
         "job_end.stopped": _("{instance}: job {job} stopped"),
+        "job_failure": _("{instance}: job {job}: {reason} (still running)"),
         "line.duration": _("ran {duration}"),
         "line.cost": _("cost {cost}"),
         "line.loss": _("last loss {loss}"),
@@ -148,6 +152,7 @@ def targets_document(
     msgs = messages(inst.name)
     doc: dict[str, object] = {"version": 1, "instance": inst.name, "events": wanted, "hourly_rate": inst.hourly_rate,
                               "currency": currency, "timeout": TIMEOUT_S, "attempts": ATTEMPTS, "budget": BUDGET_S,
+                              "watch_seconds": WATCH_S, "failure_grace": FAILURE_GRACE_S,
                               "messages": msgs, "targets": rows}
     sh["settings"] = f"{TIMEOUT_S}\n{ATTEMPTS}\n{BUDGET_S}\n{inst.hourly_rate}\n{currency}\n"
     sh["events"] = "".join(f"{e}\n" for e in wanted)

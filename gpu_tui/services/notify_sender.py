@@ -6,6 +6,7 @@ python3 >= 3.6 with the standard library only (rented images have old ones), so:
 
     python3 notify-v1.py STATE job_end JOBDIR
     python3 notify-v1.py STATE autostop KIND EVENT_ID [DETAIL]    KIND: about | done | failed
+    python3 notify-v1.py STATE watch JOBDIR      (while the job runs: job_failure)
     python3 notify-v1.py STATE test
 
 Everything it needs is in STATE/notify/targets.json (mode 600, written by the laptop): the
@@ -89,7 +90,8 @@ def money(amount: Optional[float], currency: str) -> str:
 
 
 def failure_of(state: str, log: str, whole: bool, code: Optional[int]) -> Tuple[Optional[str], Optional[float]]:
-    """(failure, last loss) as `gpu-tui jobs` reads them (services/jobs.info_with_summary)."""
+    """(failure, last loss) as `gpu-tui jobs` reads them (services/jobs.info_with_summary);
+    `code` None: the job still runs (the failure the log shows so far)."""
     sys.path.insert(0, os.path.join(state, "bin", "notify-v1-core"))
     try:
         # the whole summary: python >= 3.11 (its patterns need it)
@@ -137,11 +139,7 @@ def compose_job_end(conf: Dict[str, Any], state: str, job_dir: str) -> Optional[
     code = number(read(os.path.join(job_dir, "exit_code")))
     if code is None:
         return None
-    try:
-        name = json.loads(read(os.path.join(job_dir, "job.json")).splitlines()[0]).get("name")
-    except (ValueError, IndexError, AttributeError):
-        name = None
-    job = name or job_id
+    job = job_name(job_dir)
     started = number(read(os.path.join(job_dir, "started_at")))
     finished = number(read(os.path.join(job_dir, "finished_at")))
     took = float(finished - started) if started is not None and finished is not None else None
@@ -165,6 +163,60 @@ def compose_job_end(conf: Dict[str, Any], state: str, job_dir: str) -> Optional[
     values = {"job": job, "reason": reason or "", "code": str(code)}
     title = fill(msgs["job_end." + kind], values)
     return "job_end:" + job_id, job, title, " · ".join(parts)
+
+
+def job_name(job_dir: str) -> str:
+    try:
+        name = json.loads(read(os.path.join(job_dir, "job.json")).splitlines()[0]).get("name")
+    except (ValueError, IndexError, AttributeError):
+        name = None
+    return name or os.path.basename(job_dir.rstrip("/"))
+
+
+def runner_alive(job_dir: str) -> bool:
+    pid = number(read(os.path.join(job_dir, "runner_pid")))
+    if pid is None:
+        return True  # a runner started a moment ago
+    stat = read("/proc/%d/stat" % pid)
+    return bool(stat) and stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
+
+
+def watch(conf: Dict[str, Any], state: str, job_dir: str) -> int:
+    """While the job runs: a failure its log already shows (a NaN loss) is sent once as
+    job_failure, unless the job ends within the grace time (its job_end then carries it)."""
+    every = float(conf.get("watch_seconds", 30))
+    grace = float(conf.get("failure_grace", 15))
+
+    def ended() -> bool:
+        return os.path.exists(os.path.join(job_dir, "exit_code"))
+
+    while not ended() and runner_alive(job_dir):
+        time.sleep(every)
+        if ended() or os.path.exists(os.path.join(job_dir, "stop_requested")):
+            return 0
+        log, whole = tail(os.path.join(job_dir, "log"), LOG_WINDOW)
+        reason, loss = failure_of(state, log, whole, None)
+        if not reason:
+            continue
+        until = time.time() + grace
+        while time.time() < until:
+            if ended():
+                # one job_end with this failure, not two messages
+                note(state, "job_failure:%s held back: the job ended within %gs" % (os.path.basename(job_dir), grace))
+                return 0
+            time.sleep(0.25)
+        if os.path.exists(os.path.join(job_dir, "stop_requested")):
+            return 0
+        if not once(os.path.join(job_dir, "notified_failure")):
+            return 0
+        msgs = conf["messages"]
+        job = job_name(job_dir)
+        body = fill(msgs["line.loss"], {"loss": "%.4g" % loss}) if loss is not None else ""
+        title = fill(msgs["job_failure"], {"job": job, "reason": reason})
+        results = deliver(state, conf, "job_failure", "job_failure:" + os.path.basename(job_dir.rstrip("/")), job,
+                          title, body)
+        return 0 if all(r["ok"] for r in results) else 3
+    return 0
 
 
 def sign(target: Dict[str, Any], now: float) -> Tuple[str, str]:
@@ -303,6 +355,10 @@ def main(argv: List[str]) -> int:
             return 0
         event_id, job, title, body = found
         results = deliver(state, conf, "job_end", event_id, job, title, body)
+    elif event == "watch":
+        if "job_failure" not in wanted or not args:
+            return 0
+        return watch(conf, state, args[0])
     elif event == "autostop":
         kind = args[0] if args else ""
         if "autostop" not in wanted or kind not in ("about", "done", "failed") or len(args) < 2:

@@ -335,3 +335,49 @@ async def test_autostop_says_it_is_shutting_down(sshd_instance, tmp_path: Path, 
     ids = [line["id"] for line in outbox(sshd_instance)]
     assert len(ids) == 2 and ids[0].startswith("autostop:") and ids[0].endswith(":about") and ids[1].endswith(":done")
 
+
+
+def quick_watch(sshd_instance, grace: float) -> None:
+    """Read a running job's log every second (the shipped default is 30 s) with this grace."""
+    doc_path = state(sshd_instance) / "notify" / "targets.json"
+    doc = json.loads(doc_path.read_text())
+    doc.update(watch_seconds=1, failure_grace=grace)
+    doc_path.write_text(json.dumps(doc))
+
+
+async def test_a_nan_loss_while_the_job_runs_is_sent_once(sshd_instance, tmp_path: Path, server: NotifyServer) -> None:
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        await nr.install_notify(host, inst, [f"json://127.0.0.1:{server.port}/h"], ["job_end", "job_failure"], "en")
+        quick_watch(sshd_instance, grace=1)
+        command = "echo 'step 10 loss=0.5'; echo 'step 20 loss=nan'; sleep 120"
+        req = await jobsvc.start_job(host, inst, JobRequest(id=new_job_id(), command=command, name="nan-run"))
+        await until(lambda: server.seen, timeout=60, what="the job_failure notice")
+        assert server.seen[0].json["title"] == "gpu: job nan-run: NaN loss (still running)"
+        assert outbox(sshd_instance)[0]["id"] == f"job_failure:{req.id}"
+        await jobsvc.stop_job(host, inst, req.id)
+        await until(lambda: len(outbox(sshd_instance)) == 2, timeout=60, what="the job_end notice")
+        assert [s.json["title"] for s in server.seen] == ["gpu: job nan-run: NaN loss (still running)",
+                                                          "gpu: job nan-run stopped"]
+    finally:
+        await host.close()
+
+
+async def test_a_failure_moments_before_the_exit_is_one_job_end(
+    sshd_instance, tmp_path: Path, server: NotifyServer
+) -> None:
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        await nr.install_notify(host, inst, [f"json://127.0.0.1:{server.port}/h"], ["job_end", "job_failure"], "en")
+        quick_watch(sshd_instance, grace=30)
+        command = "echo 'step 20 loss=nan'; sleep 3; exit 1"
+        req = await jobsvc.start_job(host, inst, JobRequest(id=new_job_id(), command=command))
+        log = state(sshd_instance) / "notify" / "sender.log"
+        await until(lambda: log.exists() and "held back" in log.read_text(), timeout=60, what="the watcher's decision")
+        await until(lambda: outbox(sshd_instance), timeout=60, what="the job_end notice")
+        assert len(server.seen) == 1 and server.seen[0].json["title"] == f"gpu: job {req.id} failed: NaN loss"
+        assert [line["id"] for line in outbox(sshd_instance)] == [f"job_end:{req.id}"]
+    finally:
+        await host.close()
