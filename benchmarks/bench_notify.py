@@ -12,7 +12,8 @@ through `services.notify_remote.install_notify`, to a loopback JSON webhook
   to the "about to shut down" request's arrival;
 - ``CPU per send``: user + system CPU seconds of one `notify-v1.sh STATE test` to one target, as
   children of this process (getrusage), on the python3 path and on the curl path (PATH without
-  python3).
+  python3); and of one job_end send on the python3 path (gpu-tui's log rules loaded to name the
+  failure).
 
 A measurement script, not a test. Needs what the sshd test tier needs (root, /usr/sbin/sshd)::
 
@@ -90,14 +91,18 @@ async def autostop_latency(inst: sshd_lib.SshdInstance, cfg: InstanceConfig, srv
     return srv.seen[before].at - fired
 
 
-def cpu_per_send(state: Path, path: str | None, runs: int) -> list[float]:
+def cpu_per_send(state: Path, path: str | None, runs: int, job: Path | None = None) -> list[float]:
+    """CPU of one `test` send, or (`job`) of one job_end send (the log rules loaded to name it)."""
     env = dict(os.environ)
     if path:
         env["PATH"] = path
     out = []
+    args = ["job_end", str(job)] if job else ["test"]
     for _ in range(runs):
+        if job:
+            (job / "notified").unlink(missing_ok=True)
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(["sh", str(state / "bin" / "notify-v1.sh"), str(state), "test"], env=env, check=True,
+        subprocess.run(["sh", str(state / "bin" / "notify-v1.sh"), str(state), *args], env=env, check=True,
                        capture_output=True)
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         out.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
@@ -139,6 +144,8 @@ def main() -> int:
                 (bin_dir / tool).symlink_to(found)
         cpu_py = cpu_per_send(state, None, args.runs)
         cpu_curl = cpu_per_send(state, str(bin_dir), args.runs)
+        last_job = sorted((state / "jobs").iterdir())[-1]
+        cpu_job = cpu_per_send(state, None, args.runs, last_job)
         stops = []
         for _ in range(args.runs):
             one = session.instance("bench-stop")
@@ -149,6 +156,7 @@ def main() -> int:
         show("autostop decision -> request", stops)
         show("CPU per send, python3 path", cpu_py, "ms CPU")
         show("CPU per send, curl path", cpu_curl, "ms CPU")
+        show("CPU per job_end send, python3", cpu_job, "ms CPU")
     finally:
         srv.stop()
         session.cleanup()

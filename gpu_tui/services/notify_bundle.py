@@ -38,10 +38,6 @@ class _Portable(ast.NodeTransformer):
         self._no_slots(node.decorator_list)
         return node
 
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AST:
-        self.generic_visit(node)
-        return node
-
     def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
         self.generic_visit(node)
         self._no_slots(node.decorator_list)

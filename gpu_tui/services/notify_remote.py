@@ -19,10 +19,11 @@ import secrets
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from gpu_tui.config.language import catalog
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import RemoteError
-from gpu_tui.core.i18n import _
+from gpu_tui.core.i18n import LANGUAGES, _, using
 from gpu_tui.core.logfail import KILLED
 from gpu_tui.core.notifyurl import INSTANCE_SCHEMES, Unsupported, mask, request_for, scheme_of, support_reason
 from gpu_tui.remote.host import Host
@@ -127,8 +128,10 @@ def targets_document(
     *,
     currency: str = "¥",
     autodl_token: str | None = None,
+    language: str | None = None,
 ) -> tuple[dict[str, object], dict[str, str], list[str]]:
-    """(targets.json, {notify/sh/ file: text}, warnings) for the targets the instance can send."""
+    """(targets.json, {notify/sh/ file: text}, warnings) for the targets the instance can send;
+    the messages in `language` (one of core.i18n.LANGUAGES; else the language in force)."""
     warnings: list[str] = []
     rows: list[dict[str, object]] = []
     sh: dict[str, str] = {}
@@ -149,10 +152,14 @@ def targets_document(
                      "ok_values": list(req.ok_values)})
         sh.update(sh_target_files(len(rows) - 1, req, masked))
     wanted = sorted(e for e in events if e in INSTANCE_EVENTS)
-    msgs = messages(inst.name)
+    if language in LANGUAGES:
+        with using(catalog(language), language):
+            msgs = messages(inst.name)
+    else:
+        msgs = messages(inst.name)
     doc: dict[str, object] = {"version": 1, "instance": inst.name, "events": wanted, "hourly_rate": inst.hourly_rate,
                               "currency": currency, "timeout": TIMEOUT_S, "attempts": ATTEMPTS, "budget": BUDGET_S,
-                              "watch_seconds": WATCH_S, "failure_grace": FAILURE_GRACE_S,
+                              "watch_seconds": WATCH_S, "failure_grace": FAILURE_GRACE_S, "language": language,
                               "messages": msgs, "targets": rows}
     sh["settings"] = f"{TIMEOUT_S}\n{ATTEMPTS}\n{BUDGET_S}\n{inst.hourly_rate}\n{currency}\n"
     sh["events"] = "".join(f"{e}\n" for e in wanted)
@@ -171,9 +178,9 @@ def _put(path: str, text: str) -> str:
 _PROBE = r"""
 py=none
 for c in python3 python; do
-  if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import sys; sys.exit(sys.version_info < (3, 6))' 2>/dev/null; then
-    py=$("$c" -c 'import sys; print("%d.%d" % sys.version_info[:2])'); break
-  fi
+  command -v "$c" >/dev/null 2>&1 || continue
+  v=$("$c" -V 2>&1)
+  case $v in 'Python 3.'[6-9]* | 'Python 3.'[1-9][0-9]*) py=${v#Python }; break ;; esac
 done
 echo "python $py"
 command -v curl >/dev/null 2>&1 && echo "curl yes"
@@ -207,8 +214,8 @@ async def install_notify(
     if any(scheme_of(t) == "autodl-wechat" for t in targets):
         secret = await asyncio.to_thread((store or SecretStore()).get_password, TOKEN_NAME)
         token = secret.get_secret_value() if secret else None
-    doc, sh_files, warnings = targets_document(inst, targets, events, currency=currency, autodl_token=token)
-    doc["language"] = language
+    doc, sh_files, warnings = targets_document(inst, targets, events, currency=currency, autodl_token=token,
+                                               language=language)
     lines = ["set -e", "umask 077", f"s={state}", 'mkdir -p "$s/bin/notify-v1-core" "$s/notify"',
              'chmod 700 "$s/notify"', 'rm -rf "$s/notify/sh.new"', 'mkdir "$s/notify/sh.new"']
     for name, text in sender_files().items():

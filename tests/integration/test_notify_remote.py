@@ -248,22 +248,27 @@ async def test_a_nan_loss_that_exits_zero_is_one_failure_notice(
         await host.close()
 
 
-async def test_the_curl_path_names_the_exit_code(sshd_instance, tmp_path: Path, server: NotifyServer) -> None:
+async def test_the_curl_path_names_the_exit_code_in_chinese(
+    sshd_instance, tmp_path: Path, server: NotifyServer
+) -> None:
     inst = inst_of(sshd_instance)
     host = await connected(sshd_instance, tmp_path)
     try:
-        await nr.install_notify(host, inst, [f"json://127.0.0.1:{server.port}/h"], ["job_end"], "en")
+        await nr.install_notify(host, inst, [f"json://127.0.0.1:{server.port}/h"], ["job_end"], "zh-CN")
         path = tool_dir(tmp_path, curl=True)
         req = JobRequest(id=new_job_id(), command="exit 3")
         s = state(sshd_instance)
         await jobsvc.start_job(host, inst, req)
         await until(lambda: outbox(sshd_instance), timeout=60, what="the python3 notice")
+        assert server.seen[0].json["title"] == f"gpu: 任务 {req.id} 失败: exit code 3"
+        assert server.seen[0].json["message"].startswith("运行 ")
         # the same end, sent again as an instance without python3 would send it
         server.seen.clear()
         (s / "jobs" / req.id / "notified").unlink()
         res = await host.run(f"PATH={path} sh {s}/bin/notify-v1.sh {s} job_end {s}/jobs/{req.id}", timeout=60)
         assert res.ok, res
-        assert len(server.seen) == 1 and server.seen[0].json["title"] == f"gpu: job {req.id} failed: exit code 3"
+        assert len(server.seen) == 1 and server.seen[0].json["title"] == f"gpu: 任务 {req.id} 失败: exit code 3"
+        assert server.seen[0].json["message"].startswith("运行 ") and "退出码 3" in server.seen[0].json["message"]
         assert outbox(sshd_instance)[-1]["via"] == "curl"
     finally:
         await host.close()

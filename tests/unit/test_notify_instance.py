@@ -132,3 +132,12 @@ def test_the_shipped_rules_name_the_failure_gpu_tui_jobs_names(tmp_path: Path, l
         out = subprocess.run([py, "-c", probe, str(core), sender, str(tmp_path), log, str(code)],
                              capture_output=True, text=True, check=True).stdout
         assert json.loads(out) == expected, (py, log)
+
+
+def test_messages_are_translated_on_the_laptop_into_the_users_language() -> None:
+    inst = InstanceConfig(name="box", host="h")
+    doc, sh, _w = notify_remote.targets_document(inst, ["wecombot://k1"], ["job_end"], language="zh-CN")
+    assert isinstance(doc["messages"], dict) and doc["messages"]["job_end.failed"] == "box: 任务 {job} 失败: {reason}"
+    assert sh["msg.job_end.failed"] == "box: 任务 {job} 失败: {reason}\n"
+    doc, _sh, _w = notify_remote.targets_document(inst, ["wecombot://k1"], ["job_end"], language="en")
+    assert isinstance(doc["messages"], dict) and doc["messages"]["job_end.failed"] == "box: job {job} failed: {reason}"
