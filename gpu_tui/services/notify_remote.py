@@ -80,6 +80,7 @@ class SentEvent:
     at: float
     targets: tuple[TargetResult, ...]
     via: str = ""
+    """How it was sent: `python3.N`, `curl` or `wget`."""
 
     @property
     def ok(self) -> bool:

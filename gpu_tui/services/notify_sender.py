@@ -316,7 +316,7 @@ def deliver(state: str, conf: Dict[str, Any], event: str, event_id: str, job: Op
     done = [r if r is not None else {"target": t["masked"], "ok": False, "error": "timed out", "attempts": 0}
             for r, t in zip(results, conf["targets"])]
     line = {"id": event_id, "event": event, "instance": conf.get("instance", ""), "job": job, "title": title,
-            "body": body, "at": time.time(), "targets": done, "via": "python3"}
+            "body": body, "at": time.time(), "targets": done, "via": "python%d.%d" % sys.version_info[:2]}
     with open(os.path.join(state, "notify", "outbox.jsonl"), "a") as f:
         f.write(json.dumps(line, ensure_ascii=False) + "\n")
     for r in done:
