@@ -386,3 +386,21 @@ async def test_a_failure_moments_before_the_exit_is_one_job_end(
         assert [line["id"] for line in outbox(sshd_instance)] == [f"job_end:{req.id}"]
     finally:
         await host.close()
+
+
+async def test_without_python3_or_openssl_a_signed_robot_is_refused_not_sent_unsigned(
+    sshd_instance, tmp_path: Path, server: NotifyServer
+) -> None:
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        await nr.install_notify(host, inst, urls(server)[3:5], ["job_end"], "en")  # DingTalk (signed), WeCom
+        path = tool_dir(tmp_path, curl=True)
+        (path / "openssl").unlink()
+        s = state(sshd_instance)
+        res = await host.run(f"PATH={path} sh {s}/bin/notify-v1.sh {s} test", timeout=60)
+        results = [json.loads(line) for line in res.stdout.splitlines()]
+        assert [(r["ok"], r["error"]) for r in results] == [(False, "signing needs python3 or openssl"), (True, None)]
+        assert [x.service for x in server.seen] == ["wecombot"]
+    finally:
+        await host.close()

@@ -141,3 +141,17 @@ def test_messages_are_translated_on_the_laptop_into_the_users_language() -> None
     assert sh["msg.job_end.failed"] == "box: 任务 {job} 失败: {reason}\n"
     doc, _sh, _w = notify_remote.targets_document(inst, ["wecombot://k1"], ["job_end"], language="en")
     assert isinstance(doc["messages"], dict) and doc["messages"]["job_end.failed"] == "box: job {job} failed: {reason}"
+
+
+def test_install_says_what_an_instance_without_python3_cannot_do() -> None:
+    inst = InstanceConfig(name="box", host="h")
+    doc, _sh, _w = notify_remote.targets_document(inst, ["dingtalk://S3C@tok/", "wecombot://k1"], ["job_end"])
+    probe = "python none\ncurl yes\ninstalled\n"
+    assert notify_remote._tool_warnings(inst, probe, doc) == [
+        "box: no python3 on the instance: a failed job's notice gives its exit code, not the log's reason",
+        "dingtalk://****@****/: needs signing (HMAC-SHA256), and the instance has neither python3 nor openssl: "
+        "sent from the laptop only",
+    ]
+    assert notify_remote._tool_warnings(inst, probe.replace("curl yes", "openssl yes"), doc) == [
+        "box: no python3, curl or GNU wget on the instance: it cannot send notifications"]
+    assert notify_remote._tool_warnings(inst, "python 3.6\ninstalled\n", doc) == []
