@@ -3,7 +3,7 @@
 
 On a simulated instance (real OpenSSH sshd on loopback, tests/sshd.py) with the sender installed
 through `services.notify_remote.install_notify`, to a loopback JSON webhook
-(tests/notifyservers.py) that records when each request arrives:
+(tests/instance_notify_servers.py) that records when each request arrives:
 
 - ``job end -> request``: a job `exit 0` started with `services.jobs.start_job`; from its
   `exit_code` file's mtime (the runner writes it as the job ends) to the request's arrival;
@@ -41,7 +41,7 @@ for p in (str(REPO), str(TESTS)):
         sys.path.insert(0, p)
 
 import sshd as sshd_lib  # noqa: E402
-from notifyservers import NotifyServer  # noqa: E402
+from instance_notify_servers import NotifyServer  # noqa: E402
 from sshhelp import ssh_host  # noqa: E402
 
 from gpu_tui.config.settings import InstanceConfig  # noqa: E402

@@ -1,6 +1,6 @@
 """The files the instance-side notification sender needs, built on the laptop at install time.
 
-- the sender itself (notify-send.sh, notify_sender.py),
+- the sender itself (notify-remote.sh, notify_remote_sender.py),
 - gpu-tui's own log rules (core/logfail and the log summary modules it sits under), rewritten
   so an older python3 can load them: annotations, `from __future__ import annotations` and
   `slots=True` dropped, `gpu_tui.core.X` imports renamed `gpu_tui_X`. The rules themselves are
@@ -76,8 +76,8 @@ def sender_files() -> dict[str, str]:
     """{bin/ file name: text} of the sender."""
     pkg = resources.files("gpu_tui.services")
     return {
-        "notify-v1.sh": pkg.joinpath("notify-send.sh").read_text(encoding="utf-8"),
-        "notify-v1.py": pkg.joinpath("notify_sender.py").read_text(encoding="utf-8"),
+        "notify-v1.sh": pkg.joinpath("notify-remote.sh").read_text(encoding="utf-8"),
+        "notify-v1.py": pkg.joinpath("notify_remote_sender.py").read_text(encoding="utf-8"),
     }
 
 
@@ -94,7 +94,7 @@ def _curl_quote(text: str) -> str:
 
 
 def _template_lines(body: object) -> str:
-    """The JSON body as `L<literal>` / `M <marker>` lines (see notify-send.sh's body_of)."""
+    """The JSON body as `L<literal>` / `M <marker>` lines (see notify-remote.sh's body_of)."""
     text = json.dumps(body, ensure_ascii=False)
     marks = "|".join(re.escape(json.dumps(m)) for m in MARKERS)
     lines = []

@@ -88,8 +88,10 @@ class SentEvent:
 
 
 def wechat_base() -> str:
-    """AutoDL's WeChat message API base (`GPU_TUI_AUTODL_API` overrides it, as for the balance)."""
-    return os.environ.get("GPU_TUI_AUTODL_API", "https://www.autodl.com").rstrip("/")
+    """AutoDL's WeChat message API base: `GPU_TUI_AUTODL_WECHAT_API` (as the laptop's sender
+    reads it), else `GPU_TUI_AUTODL_API` (the balance API's), else www.autodl.com."""
+    env = os.environ
+    return (env.get("GPU_TUI_AUTODL_WECHAT_API") or env.get("GPU_TUI_AUTODL_API") or "https://www.autodl.com").rstrip("/")
 
 
 def instance_support(url: str) -> str | None:

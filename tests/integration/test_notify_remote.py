@@ -1,5 +1,5 @@
 """Notifications sent FROM the instance (issue 15), on a real sshd, to loopback servers that answer
-like each service's documentation (tests/notifyservers.py): the request shape of every scheme on
+like each service's documentation (tests/instance_notify_servers.py): the request shape of every scheme on
 the python3 path (also an old python3.6 where pyenv has one), the curl path and the wget path; a
 job that fails with no gpu-tui process connected produces exactly one request naming the
 failure; a dead target never delays the exit code; no secret in any process's command line."""
@@ -13,10 +13,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from notifyservers import NotifyServer
+from instance_notify_servers import NotifyServer
 from sshhelp import ssh_host
 from waiting import until
 
+from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.jobs import JobRequest, new_job_id
 from gpu_tui.remote.ssh import SshHost
@@ -402,5 +403,31 @@ async def test_without_python3_or_openssl_a_signed_robot_is_refused_not_sent_uns
         results = [json.loads(line) for line in res.stdout.splitlines()]
         assert [(r["ok"], r["error"]) for r in results] == [(False, "signing needs python3 or openssl"), (True, None)]
         assert [x.service for x in server.seen] == ["wecombot"]
+    finally:
+        await host.close()
+
+
+@pytest.mark.parametrize("via", ["python3", "curl"])
+async def test_autodl_wechat_with_the_developer_token_from_the_keyring(
+    sshd_instance, tmp_path: Path, server: NotifyServer, monkeypatch, via: str
+) -> None:
+    monkeypatch.setenv("GPU_TUI_AUTODL_WECHAT_API", server.base)
+    store = SecretStore(environ={"GPU_TUI_PASSWORD_PROVIDER_AUTODL": "dev-token-0123456789"})
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        assert await nr.install_notify(host, inst, ["autodl-wechat"], ["job_end"], "en", store=store) == []
+        s = state(sshd_instance)
+        path = f"PATH={tool_dir(tmp_path, curl=True)} " if via == "curl" else ""
+        res = await host.run(f"{path}sh {s}/bin/notify-v1.sh {s} test", timeout=60)
+        assert [json.loads(line)["ok"] for line in res.stdout.splitlines()] == [True], res
+        (seen,) = server.seen
+        assert seen.service == "autodl-wechat" and seen.headers["authorization"] == "dev-token-0123456789"
+        assert seen.json == {"title": "gpu: gpu-tui test message", "name": "gpu-tui",
+                             "content": "Sent by the instance itself: notifications work with the laptop closed."}
+        assert "dev-token" not in (s / "notify" / "outbox.jsonl").read_text()
+        warnings = await nr.install_notify(host, inst, ["autodl-wechat"], ["job_end"], "en",
+                                           store=SecretStore(environ={}, timeout=0.5))
+        assert len(warnings) == 1 and "no AutoDL developer token" in warnings[0]
     finally:
         await host.close()

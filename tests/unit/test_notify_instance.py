@@ -88,7 +88,7 @@ def test_laptop_only_and_broken_urls_say_why() -> None:
 
 
 def load_sender() -> ModuleType:
-    path = Path(notify_bundle.__file__).with_name("notify_sender.py")
+    path = Path(notify_bundle.__file__).with_name("notify_remote_sender.py")
     spec = importlib.util.spec_from_file_location("shipped_sender", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -126,7 +126,7 @@ def test_the_shipped_rules_name_the_failure_gpu_tui_jobs_names(tmp_path: Path, l
     probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); import importlib.util as u; "
              "s = u.spec_from_file_location('s', sys.argv[2]); m = u.module_from_spec(s); s.loader.exec_module(m); "
              "print(json.dumps(m.failure_of(sys.argv[3], sys.argv[4], True, int(sys.argv[5]))[0]))")
-    sender = str(Path(notify_bundle.__file__).with_name("notify_sender.py"))
+    sender = str(Path(notify_bundle.__file__).with_name("notify_remote_sender.py"))
     pythons = [sys.executable] + ([str(PY36)] if PY36.exists() else [])
     for py in pythons:
         out = subprocess.run([py, "-c", probe, str(core), sender, str(tmp_path), log, str(code)],
