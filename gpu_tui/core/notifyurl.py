@@ -4,7 +4,8 @@
 the shipped sender (services/notify_remote_sender.py, or the curl/wget path of
 services/notify-remote.sh) fills in at send time. Templates hold marker strings the sender
 replaces: `@TITLE@` (the first line), `@BODY@` (the rest), `@TEXT@` (both, for services with one
-text field), and for signed robots `@TS@` / `@SIGN@`. The request shapes follow each service's own documentation (docs/NOTIFY.md).
+text field), and for signed robots `@TS@` / `@SIGN@`. The request shapes follow each service's
+own documentation (docs/NOTIFY.md).
 
 The instance side speaks `INSTANCE_SCHEMES`; every other Apprise scheme is sent by the laptop
 only (`support_reason`). Signing (DingTalk, Feishu with a secret) needs HMAC-SHA256 there:
