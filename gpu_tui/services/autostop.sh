@@ -175,8 +175,18 @@ jobs_check() {
   done
 }
 
+# ---- the user's notification targets (issue 15): detached, so the shutdown never waits on them
+notify() {
+  [ -f "$state/notify/targets.json" ] && [ -f "$state/bin/notify-v1.sh" ] || return 0
+  say "notify $1"
+  setsid -f sh "$state/bin/notify-v1.sh" "$state" autostop "$1" "autostop:$me:$fired:$1" "${2:-}" \
+    < /dev/null > /dev/null 2>&1
+}
+
 # ---- the end: the user's command, then the provider's shutdown
 fire() {
+  fired=$(date +%s)
+  notify about
   if [ -s "$state/autostop.before.sh" ]; then
     say "before running (at most ${before_max}s)"
     if [ -n "$kill_after" ]; then
@@ -194,11 +204,14 @@ fire() {
   rc=$?
   if [ "$rc" -ne 0 ]; then
     say "failed: the shutdown command exited $rc; watching again"
+    notify failed "the shutdown command exited $rc"
     return
   fi
   say "shutdown exit 0, waiting for the power-off"
+  notify done
   sleep 120
   say "failed: still running 120s after the shutdown command; watching again"
+  notify failed "still running 120s after the shutdown command"
 }
 
 # ---- start

@@ -13,6 +13,11 @@ cat /proc/sys/kernel/random/boot_id > boot_id 2>/dev/null
 echo $$ > runner_pid
 date +%s > started_at
 if command -v bash >/dev/null 2>&1; then shell=bash; else shell=sh; fi
+# a failure the log shows while the job still runs (a NaN loss) is sent from here (issue 15)
+state=$(cd ../.. && pwd -P)
+if [ -f "$state/notify/targets.json" ] && [ -f "$state/bin/notify-v1.sh" ]; then
+  setsid -f sh "$state/bin/notify-v1.sh" "$state" watch "$d" < /dev/null > /dev/null 2>&1
+fi
 session="gpu-tui-$(basename "$d")"
 if [ -f want_tmux ] && command -v tmux >/dev/null 2>&1; then
   # `tmux attach -t gpu-tui-ID` shows the job live; the log gets the same output through tee.
@@ -30,3 +35,7 @@ else
 fi
 date +%s > finished_at
 echo "$code" > exit_code.tmp && mv exit_code.tmp exit_code
+# the end is recorded: now tell the user (issue 15), detached, so nothing waits for the network
+if [ -f "$state/notify/targets.json" ] && [ -f "$state/bin/notify-v1.sh" ]; then
+  setsid -f sh "$state/bin/notify-v1.sh" "$state" job_end "$d" < /dev/null > /dev/null 2>&1
+fi

@@ -145,12 +145,14 @@ while [ ! -s "$d/pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
 echo started
 """
 
+# replaced when its text changed (a runner already running keeps reading the old file)
 _INSTALL_RUNNER = r"""
 set -e
 umask 077
 mkdir -p __STATE__/bin __STATE__/jobs
 cat > __STATE__/bin/__RUNNER__.tmp
-mv __STATE__/bin/__RUNNER__.tmp __STATE__/bin/__RUNNER__
+if cmp -s __STATE__/bin/__RUNNER__.tmp __STATE__/bin/__RUNNER__; then rm -f __STATE__/bin/__RUNNER__.tmp
+else mv -f __STATE__/bin/__RUNNER__.tmp __STATE__/bin/__RUNNER__; fi
 """
 
 
@@ -161,9 +163,6 @@ def _fill(template: str, **values: str) -> str:
 
 async def _ensure_runner(host: Host, inst: InstanceConfig) -> None:
     state = _state(inst)
-    check = await host.run(sh_c(f"[ -f {state}/bin/{RUNNER_NAME} ]"), timeout=15)
-    if check.ok:
-        return
     res = await host.run(
         sh_c(_fill(_INSTALL_RUNNER, STATE=state, RUNNER=RUNNER_NAME)), stdin=_runner_text(), timeout=30
     )
