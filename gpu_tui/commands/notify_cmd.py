@@ -3,8 +3,8 @@
 A target URL is a secret: `add` keeps it in the keyring (read from a hidden prompt or stdin, so
 it need not be in argv or the shell history), and every printout masks it.
 
-Wiring points for the instance side (filled in when it is merged): `install_on_instances`
-after add/remove, `test_from_instances` after the laptop's own test.
+The instance side (services/notify_ship.py): after add/remove the targets go to every instance
+reachable then; `test` sends once from the laptop and once from each instance (or the one named).
 """
 
 from __future__ import annotations
@@ -14,19 +14,29 @@ import asyncio
 import getpass
 import json
 import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from pydantic import SecretStr
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from gpu_tui.commands.cells import format_rows
+from gpu_tui.commands.output import error_line
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
-from gpu_tui.config.settings import Settings
+from gpu_tui.config.settings import InstanceConfig, Settings
+from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.notifyrules import EVENTS
+from gpu_tui.remote.host import Host
 from gpu_tui.services.autodl_api import TOKEN_NAME
+from gpu_tui.services.hosts import build_ssh_host
+from gpu_tui.services.notify_remote import TargetResult, send_test_from_instance
 from gpu_tui.services.notify_send import AUTODL_WECHAT, Delivery, Target, send_all, url_problem
+from gpu_tui.services.notify_ship import ship
 from gpu_tui.services.notify_targets import add_target, remove_target, targets
+
+T = TypeVar("T")
 
 __all__ = ["install_on_instances", "notify_json", "run_notify", "test_from_instances"]
 
@@ -35,17 +45,79 @@ def _err(line: str) -> None:
     sys.stderr.write(f"gpu-tui: {line}\n")
 
 
+async def _each_instance(
+    settings: Settings, paths: Paths, store: SecretStore,
+    body: Callable[[Host, InstanceConfig], Awaitable[T]], names: Sequence[str] | None = None,
+) -> list[tuple[InstanceConfig, T | GpuTuiError]]:
+    """`body` on every configured instance (or `names`) at once, each over its own connection;
+    an instance that cannot be reached gives its error instead."""
+    chosen = [i for i in settings.instances if names is None or i.name in names]
+
+    async def one(inst: InstanceConfig) -> tuple[InstanceConfig, T | GpuTuiError]:
+        host = build_ssh_host(inst, settings, paths, store, sighting=True)
+        try:
+            await host.connect()
+            return inst, await body(host, inst)
+        except GpuTuiError as exc:
+            return inst, exc
+        finally:
+            await host.close()
+
+    return list(await asyncio.gather(*(one(i) for i in chosen)))
+
+
 def install_on_instances(settings: Settings, paths: Paths, store: SecretStore) -> int:
-    """WIRING POINT (instance side): after `notify add` / `notify remove`, ship the targets to each
-    configured instance (notify_remote.install_notify) and say which of them the instance side
-    cannot send (notify_remote.instance_support). The laptop side alone has nothing to do."""
+    """After `notify add` / `remove`: ship the targets to every instance reachable now (the
+    others get them before their next job or autostop) and say which targets the instance side
+    cannot send. The targets are saved either way: exit 0."""
+    if not settings.instances:
+        return EXIT_OK
+    every = targets(settings, store)
+    done = asyncio.run(_each_instance(settings, paths, store, lambda h, i: ship(
+        h, i, every, i.currency or settings.settings.currency, store)))
+    said: set[str] = set()
+    for inst, result in done:
+        if isinstance(result, GpuTuiError):
+            print(_("{name}: not reachable now ({error}); it gets the targets before its next job or autostop")
+                  .format(name=inst.name, error=error_line(result)))
+            continue
+        for warning in result:
+            if warning not in said:
+                said.add(warning)
+                print(_("note: {warning}").format(warning=warning))
     return EXIT_OK
 
 
-def test_from_instances(settings: Settings, paths: Paths, wanted: list[Target]) -> int:
-    """WIRING POINT (instance side): after the laptop's test, send once from each instance
-    (notify_remote.send_test_from_instance) and print how each target answered there; EXIT_PARTIAL
-    when one did not. The laptop side alone has nothing to do."""
+def test_from_instances(settings: Settings, paths: Paths, names: Sequence[str] | None) -> int:
+    """After the laptop's test: send once from each instance (`names`, else all) with the targets
+    as they are now; EXIT_PARTIAL naming each target or instance that did not answer."""
+    if not settings.instances or names == []:
+        return EXIT_OK
+    store = SecretStore()
+    every = targets(settings, store)
+
+    async def once(host: Host, inst: InstanceConfig) -> list[TargetResult]:
+        await ship(host, inst, every, inst.currency or settings.settings.currency, store)
+        return await send_test_from_instance(host, inst)
+
+    failed: list[str] = []
+    for inst, result in asyncio.run(_each_instance(settings, paths, store, once, names)):
+        if isinstance(result, GpuTuiError):
+            failed.append(inst.name)
+            print(_("FAILED  {name}: {error}").format(name=inst.name, error=error_line(result)))
+            continue
+        if not result:
+            print(_("{name}: no target the instance can send (see `gpu-tui notify list`)").format(name=inst.name))
+        for r in result:
+            if r.ok:
+                print(_("ok      {name} -> {url}").format(name=inst.name, url=r.target_masked))
+            else:
+                failed.append(f"{inst.name} -> {r.target_masked}")
+                print(_("FAILED  {name} -> {url}: {error}").format(name=inst.name, url=r.target_masked,
+                                                                  error=r.error or "?"))
+    if failed:
+        _err(_("notify test: from the instance, no answer for {targets}").format(targets=", ".join(failed)))
+        return EXIT_PARTIAL
     return EXIT_OK
 
 
@@ -130,7 +202,9 @@ def _report(results: list[Delivery]) -> int:
 
 def _test(args: argparse.Namespace, settings: Settings, paths: Paths, store: SecretStore) -> int:
     every = targets(settings, store)
-    wanted = _pick(every, args.name)
+    # NAME: an instance (the laptop's test, then that instance's), or a target (its number or service)
+    instance = args.name if args.name in {i.name for i in settings.instances} else None
+    wanted = every if instance else _pick(every, args.name)
     if not every:
         _err(_("notify test: no targets; add one with `gpu-tui notify add`"))
         return EXIT_USAGE
@@ -147,7 +221,7 @@ def _test(args: argparse.Namespace, settings: Settings, paths: Paths, store: Sec
     body = _("A test from gpu-tui on the laptop: this target works.")
     results = asyncio.run(send_all(wanted, title, body, wechat_token=token, timeout=args.timeout))
     code = _report(results)
-    return max(code, test_from_instances(settings, paths, wanted))
+    return max(code, test_from_instances(settings, paths, [instance] if instance else None))
 
 
 def run_notify(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:

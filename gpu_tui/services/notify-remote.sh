@@ -154,6 +154,10 @@ deliver() { # sends title/body to every target in parallel; appends the outbox l
   i=0
   for m in "$sh_dir"/t*.meta; do
     [ -f "$m" ] || continue
+    # each target has the events it asked for; a test goes to every one
+    if [ "$event" != test ] && [ -f "${m%.meta}.events" ] && ! grep -qx "$event" "${m%.meta}.events"; then
+      continue
+    fi
     if [ $via = none ]; then
       printf '{"target": %s, "ok": false, "error": "no python3, curl or wget on the instance", "attempts": 0}' \
         "$(sed -n 1p "$m" | json_str)" > "$tmp/r$i"

@@ -16,7 +16,7 @@ import base64
 import json
 import os
 import secrets
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from gpu_tui.config.language import catalog
@@ -132,9 +132,11 @@ def targets_document(
     currency: str = "¥",
     autodl_token: str | None = None,
     language: str | None = None,
+    events_of: Mapping[str, Collection[str]] | None = None,
 ) -> tuple[dict[str, object], dict[str, str], list[str]]:
     """(targets.json, {notify/sh/ file: text}, warnings) for the targets the instance can send;
-    the messages in `language` (one of core.i18n.LANGUAGES; else the language in force)."""
+    the messages in `language` (one of core.i18n.LANGUAGES; else the language in force).
+    `events_of`: a target's own events (`notify add --events`), where it has them; else `events`."""
     warnings: list[str] = []
     rows: list[dict[str, object]] = []
     sh: dict[str, str] = {}
@@ -150,10 +152,12 @@ def targets_document(
             warnings.append(_("{target}: not sent from the instance ({why})").format(target=mask(url), why=why))
             continue
         masked = mask(url)
+        own = sorted(e for e in (events_of or {}).get(url, events) if e in INSTANCE_EVENTS)
         rows.append({"masked": masked, "scheme": req.scheme, "url": req.url, "headers": [list(h) for h in req.headers],
                      "body": req.body, "sign": req.sign, "secret": req.secret, "ok_field": req.ok_field,
-                     "ok_values": list(req.ok_values)})
+                     "ok_values": list(req.ok_values), "events": own})
         sh.update(sh_target_files(len(rows) - 1, req, masked))
+        sh[f"t{len(rows) - 1}.events"] = "".join(f"{e}\n" for e in own)
     wanted = sorted(e for e in events if e in INSTANCE_EVENTS)
     if language in LANGUAGES:
         with using(catalog(language), language):
@@ -202,6 +206,7 @@ async def install_notify(
     *,
     currency: str = "¥",
     store: SecretStore | None = None,
+    events_of: Mapping[str, Collection[str]] | None = None,
 ) -> list[str]:
     """Ship the sender and the instance's targets; returns warnings (targets it cannot send,
     tools it lacks). `targets=[]` removes the targets (the outbox stays). `language` is the one
@@ -218,7 +223,7 @@ async def install_notify(
         secret = await asyncio.to_thread((store or SecretStore()).get_password, TOKEN_NAME)
         token = secret.get_secret_value() if secret else None
     doc, sh_files, warnings = targets_document(inst, targets, events, currency=currency, autodl_token=token,
-                                               language=language)
+                                               language=language, events_of=events_of)
     lines = ["set -e", "umask 077", f"s={state}", 'mkdir -p "$s/bin/notify-v1-core" "$s/notify"',
              'chmod 700 "$s/notify"', 'rm -rf "$s/notify/sh.new"', 'mkdir "$s/notify/sh.new"']
     for name, text in sender_files().items():

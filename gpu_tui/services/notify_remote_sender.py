@@ -303,18 +303,20 @@ def deliver(state: str, conf: Dict[str, Any], event: str, event_id: str, job: Op
     timeout = float(conf.get("timeout", 8))
     budget = {"attempts": float(conf.get("attempts", 3)), "timeout": timeout,
               "deadline": time.time() + float(conf.get("budget", 30))}
-    results = [None] * len(conf["targets"])  # type: List[Any]
+    # each target has the events it asked for (`notify add --events`); a test goes to every one
+    chosen = [t for t in conf["targets"] if event == "test" or event in t.get("events", conf.get("events", []))]
+    results = [None] * len(chosen)  # type: List[Any]
 
     def run(i: int, target: Dict[str, Any]) -> None:
         results[i] = send_one(target, title, body, budget)
 
-    threads = [threading.Thread(target=run, args=(i, t), daemon=True) for i, t in enumerate(conf["targets"])]
+    threads = [threading.Thread(target=run, args=(i, t), daemon=True) for i, t in enumerate(chosen)]
     for t in threads:
         t.start()
     for t in threads:
         t.join(max(0.0, budget["deadline"] - time.time() + timeout))
     done = [r if r is not None else {"target": t["masked"], "ok": False, "error": "timed out", "attempts": 0}
-            for r, t in zip(results, conf["targets"])]
+            for r, t in zip(results, chosen)]
     line = {"id": event_id, "event": event, "instance": conf.get("instance", ""), "job": job, "title": title,
             "body": body, "at": time.time(), "targets": done, "via": "python%d.%d" % sys.version_info[:2]}
     with open(os.path.join(state, "notify", "outbox.jsonl"), "a") as f:

@@ -89,7 +89,9 @@ def validate_options(opts: SlurmOptions) -> None:
 
 # The batch script: `sh`'s trap makes it outlive an INT or TERM sent to the whole step (scancel,
 # the time limit), so it records how command.sh ended; only a KILL leaves no exit code, and then
-# SLURM's state says what happened.
+# SLURM's state says what happened. The notice of the job's end (issue 15) is sent in the
+# foreground, after the exit code is recorded: SLURM ends every process of a job with its batch
+# script, so a detached sender would die with it.
 _BATCH = r"""#!/bin/sh
 # gpu-tui SLURM batch script v1: runs command.sh in the job directory, records how it ended
 hostname > node 2>/dev/null
@@ -97,10 +99,15 @@ date +%s > started_at
 echo $$ > pid
 trap ':' INT TERM
 if command -v bash >/dev/null 2>&1; then shell=bash; else shell=sh; fi
+state=$(cd ../.. && pwd -P)
+notify=
+[ -f "$state/notify/targets.json" ] && [ -f "$state/bin/notify-v1.sh" ] && notify="$state/bin/notify-v1.sh"
+[ -n "$notify" ] && sh "$notify" "$state" watch "$PWD" < /dev/null > /dev/null 2>&1 &
 $shell ./command.sh < /dev/null
 code=$?
 date +%s > finished_at
 echo "$code" > exit_code.tmp && mv exit_code.tmp exit_code
+[ -n "$notify" ] && sh "$notify" "$state" job_end "$PWD" < /dev/null > /dev/null 2>&1
 exit "$code"
 """
 
