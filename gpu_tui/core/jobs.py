@@ -87,6 +87,8 @@ class JobFacts:
     finished_at: int | None = None
     stop_requested: bool = False
     log_bytes: int | None = None
+    charset: str | None = None
+    """The locale's charmap where the job started (`GBK`, `UTF-8`...): how its log may be encoded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,5 +166,7 @@ def parse_job_listing(text: str) -> list[JobFacts]:
             current[key] = _int(value)
         elif key in ("alive", "stop_requested"):
             current[key] = value.strip() == "1"
+        elif key == "charset":
+            current[key] = value.strip()[:40] or None
     close()
     return sorted(jobs, key=lambda j: j.id)
