@@ -25,7 +25,7 @@ async def test_a_gbk_job_in_the_watch_loop_and_the_log_screen(sshd_instance, tmp
     split = data.index("已放弃".encode("gbk")) + 3  # the follow starts inside 放
     home = sshd_instance.home()
     (home / "part1").write_bytes(data[:split])
-    (home / "part2").write_bytes(data[split:] + "\n".encode())
+    (home / "part2").write_bytes(data[split:] + b"\n")
     cli_dir = tmp_path / "cli"
     cli_dir.mkdir()
     started = run_gpu_tui(cli_dir, [sshd_instance], "run", sshd_instance.name, "--",
