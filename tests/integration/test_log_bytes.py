@@ -1,7 +1,7 @@
 """Job logs that are not UTF-8 text with LF line ends, end to end on real sshd: a GBK log, a
-GB18030 one with 91 KB `\\r` lines, a CRLF one (tests/data/logs/bytes/, from real logs; see its
-SOURCES.md). `jobs --json`, `logs` and the services the log screen uses must read them as the
-UTF-8 originals read."""
+GB18030 one with 91 KB `\\r` lines, a CRLF one (from real logs; see
+tests/data/logs/bytes/SOURCES.md). `jobs --json`, `logs` and the services the log screen uses
+must read them as the UTF-8 originals read."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def test_a_locale_charmap_names_the_codec_to_try(charset: str | None, codec: str
 @pytest.mark.parametrize(("name", "original", "encoding"), PAIRS)
 def test_a_re_encoded_real_log_reads_as_its_utf8_original(name: str, original: str, encoding: str) -> None:
     data, utf8 = (BYTES / name).read_bytes(), (REAL / original).read_bytes()
-    assert data == utf8.decode().encode(encoding)  # the file is what SOURCES.md says it is
+    assert data == utf8.decode().encode(encoding)  # the file is what tests/data/logs/bytes/SOURCES.md says
     assert decode_log(data) == utf8.decode()
     assert lines_of(data, from_start=True) == lines_of(utf8, from_start=True)
     got, want = summarize(data, from_start=True), summarize(utf8, from_start=True)
