@@ -17,7 +17,7 @@ import codecs
 __all__ = ["LogDecoder", "codec_for_charset", "sniff_encoding", "decode_log", "as_log_bytes"]
 
 _DECIDE_BYTES = 256  # how much of the line after the first invalid UTF-8 decides the encoding
-_GBK_NAMES = {"gbk", "gb2312", "gb18030", "cp936", "hz"}
+_GBK_NAMES = {"gbk", "gb2312", "gb18030", "cp936"}
 
 
 def codec_for_charset(charset: str | None) -> str | None:
@@ -99,7 +99,10 @@ class LogDecoder:
             head = max(0, planned[1] - self._seen)  # the planned byte is in this chunk
             text = self._utf8(chunk[:head], False)
             self._seen += len(chunk) - head
-            return text + self._switch(planned[0], planned[1]).decode(self._buf + chunk[head:], final)
+            held, self._buf = self._buf, b""  # nothing, unless a window decided otherwise
+            if self._other is not None:
+                return text + self._other.decode(held + chunk[head:], final)
+            return text + self._switch(planned[0], planned[1]).decode(held + chunk[head:], final)
         return self._utf8(chunk, final)
 
     def _utf8(self, chunk: bytes, final: bool) -> str:

@@ -137,3 +137,18 @@ def test_the_decoder_says_where_it_switched() -> None:
     assert dec.decode("已杀死\n".encode("gbk")) == "已杀死\n"
     assert (dec.encoding, dec.switched_at) == ("gb18030", 8)
     assert LogDecoder(switch=("gb18030", 0)).switched_at == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=200), max_size=12))
+def test_a_sniffed_window_reads_the_same_split_anywhere(cuts: list[int]) -> None:
+    data = "café 1\n".encode() + "训练中 loss: 0.5\r\n".encode("gbk") + (BYTES / PAIRS[0][0]).read_bytes()
+    switch = sniff_encoding(data)
+    assert switch == ("gb18030", 8)
+    points = sorted({min(c, len(data)) for c in cuts})
+    chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
+    whole, split = LogStream(switch=switch), LogStream(switch=switch)
+    feed_all(whole, [data])
+    feed_all(split, chunks)
+    assert list(split.lines) == list(whole.lines)
+    assert list(whole.lines)[:2] == ["café 1", "训练中 loss: 0.5"] and whole.lines[-1] == "已放弃 (核心已转储)"
