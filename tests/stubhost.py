@@ -1,11 +1,11 @@
 """`StubHost`: a Host that is always connected and does nothing, for UI tests that need a
-screen to ask a host one thing (override `run`, or `stream`). No SSH, no root."""
+screen to ask a host one thing (override `run`, `run_bytes`, or `stream`). No SSH, no root."""
 
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
 
-from gpu_tui.remote.host import ByteStream, CommandResult, Host, LineStream
+from gpu_tui.remote.host import BytesResult, ByteStream, CommandResult, Host, LineStream
 
 
 class StubHost(Host):
@@ -19,6 +19,9 @@ class StubHost(Host):
         return None
 
     async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
+        raise AssertionError(f"{type(self).__name__} was not asked to run {command!r}")
+
+    async def run_bytes(self, command: str, *, timeout: float | None = 30.0) -> BytesResult:
         raise AssertionError(f"{type(self).__name__} was not asked to run {command!r}")
 
     def stream(self, command: str) -> AbstractAsyncContextManager[LineStream]:

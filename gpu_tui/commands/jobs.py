@@ -19,7 +19,7 @@ from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import GpuTuiError, InputError
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo, JobRequest, new_job_id
-from gpu_tui.core.logtext import tail_lines
+from gpu_tui.core.logtext import tail_lines, whole_lines, window_stream
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_bytes, format_iso_utc, format_percent
 from gpu_tui.remote.host import Host
@@ -186,14 +186,16 @@ async def _logs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> i
     if args.n < 0:
         raise InputError(_("-n wants 0 or more lines"))
     job = await jobsvc.find_job(host, inst, args.job)
-    size, text, whole = await jobsvc.read_log_window(host, inst, job.id)
-    for line in tail_lines(text, args.n, from_start=whole):
+    window = await jobsvc.read_log_bytes(host, inst, job.id)
+    for line in tail_lines(window.data, args.n, from_start=window.whole, charset=job.charset):
         print(line)
     if not args.follow:
         return EXIT_OK
     sys.stdout.flush()
-    follower = LogFollower(host, inst, job.id, offset=size)
-    async for line in follower.lines(until_finished=True):
+    follower = LogFollower(host, inst, job.id, offset=window.size)
+    # what follows is read in the encoding the window showed
+    stream = window_stream(whole_lines(window.data, from_start=window.whole), charset=job.charset)
+    async for line in follower.lines(until_finished=True, stream=stream):
         print(line, flush=True)
     return EXIT_OK
 

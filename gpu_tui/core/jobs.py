@@ -102,6 +102,8 @@ class JobFacts:
     """The exit code SLURM reports (128+N for a signal), where the batch script could not say."""
     scheduler_time_limit: int | None = None
     """The job's time limit in seconds as SLURM holds it; None for none (UNLIMITED) or unknown."""
+    charset: str | None = None
+    """The locale's charmap where the job started (`GBK`, `UTF-8`...): how its log may be encoded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +203,8 @@ def parse_job_listing(text: str) -> list[JobFacts]:
             current["scheduler_reason"] = reason.strip() or None
         elif key in ("alive", "stop_requested"):
             current[key] = value.strip() == "1"
+        elif key == "charset":
+            current[key] = value.strip()[:40] or None
     close()
     jobs = [replace(j, log_bytes=sizes[j.id]) if j.id in sizes and j.log_bytes is None else j for j in jobs]
     return sorted(jobs, key=lambda j: j.id)

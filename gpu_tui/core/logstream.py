@@ -15,6 +15,7 @@ models what training scripts really write (docs/FIELD_NOTES.md, "Training logs")
   off as its own line, as if a `\\r` stood before it; so is the `\\r` form.
 - everything else that is not text goes: CSI/OSC/DCS sequences, C0/C1 controls, DEL, bidi
   overrides. `\\b` moves left (Keras and spinners redraw that way), `\\t` becomes spaces.
+- bytes become text in core/logbytes: UTF-8, else the instance locale's encoding, else GB18030.
 
 Pure and bounded: no I/O, no clocks; memory stays bounded however long the log and however
 long a line without a newline (rows are cut at `max_line_chars`, only the last `max_lines`
@@ -23,11 +24,12 @@ final lines are kept). The caller keeps the byte offset it resumes from.
 
 from __future__ import annotations
 
-import codecs
 import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from gpu_tui.core.logbytes import LogDecoder
 
 __all__ = [
     "TRUNCATION_MARK",
@@ -116,73 +118,6 @@ _GLUE = re.compile(
 )
 
 
-_DECIDE_BYTES = 256  # how much of the line after the first invalid UTF-8 decides the encoding
-
-
-def _looks_gb18030(window: bytes, cut: bool) -> bool:
-    """The bytes decode as GB18030 (GBK's superset) into at least two CJK characters (one
-    could be junk that happens to decode); `cut`: the window may end inside a character."""
-    for end in (len(window), len(window) - 1, len(window) - 2, len(window) - 3) if cut else (len(window),):
-        try:
-            text = window[: max(0, end)].decode("gb18030")
-        except UnicodeDecodeError:
-            continue
-        return sum(1 for c in text if "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef") >= 2
-    return False
-
-
-class _Decoder:
-    """UTF-8, until a line shows the log is GBK/GB18030 (a Chinese Windows or GB locale): from
-    there on GB18030, which every GBK byte pair decodes in. The decision sticks for the log.
-
-    At the first invalid UTF-8 sequence the rest of its line (up to 256 bytes) decides: if it
-    decodes as GB18030 the log is GB18030 from that byte on, else the sequence is replaced
-    (U+FFFD) and UTF-8 goes on. The decision waits for that window to arrive, so it never
-    depends on where a chunk ended; ASCII (the numbers) decodes the same either way. Limit: a GBK
-    character just before the first invalid sequence that happens to be valid UTF-8 (about 1 in
-    12) stays mis-decoded; the rest of the log is right.
-    """
-
-    __slots__ = ("_buf", "_gb")
-
-    def __init__(self) -> None:
-        self._buf = b""
-        self._gb: codecs.IncrementalDecoder | None = None
-
-    @property
-    def encoding(self) -> str:
-        return "utf-8" if self._gb is None else "gb18030"
-
-    def decode(self, chunk: bytes, final: bool = False) -> str:
-        if self._gb is not None:
-            return self._gb.decode(chunk, final)
-        data = self._buf + chunk if self._buf else chunk
-        self._buf = b""
-        out: list[str] = []
-        while data:
-            try:
-                out.append(data.decode("utf-8"))
-                break
-            except UnicodeDecodeError as e:
-                out.append(data[: e.start].decode("utf-8"))
-                rest = data[e.start :]
-                if e.reason == "unexpected end of data" and e.end == len(data) and not final:
-                    self._buf = rest  # a character split by the chunk's end
-                    break
-                newline = rest.find(b"\n")
-                end = min(_DECIDE_BYTES, newline if newline >= 0 else len(rest))
-                if end == len(rest) and newline < 0 and len(rest) < _DECIDE_BYTES and not final:
-                    self._buf = rest  # the window that decides is not all here yet
-                    break
-                if _looks_gb18030(rest[:end], cut=end == _DECIDE_BYTES):
-                    self._gb = codecs.getincrementaldecoder("gb18030")(errors="replace")
-                    out.append(self._gb.decode(rest, final))
-                    break
-                out.append("\ufffd")
-                data = rest[e.end - e.start :]
-        return "".join(out)
-
-
 class LogStream:
     """Incremental bytes -> lines for one log file.
 
@@ -195,7 +130,14 @@ class LogStream:
     chunk ended.
     """
 
-    def __init__(self, max_lines: int = 5000, max_line_chars: int = 4096) -> None:
+    def __init__(
+        self,
+        max_lines: int = 5000,
+        max_line_chars: int = 4096,
+        *,
+        charset: str | None = None,
+        switch: tuple[str, int] | None = None,
+    ) -> None:
         if max_lines < 1 or max_line_chars < 1:
             raise ValueError("max_lines and max_line_chars must be >= 1")
         self.max_line_chars = max_line_chars
@@ -207,7 +149,9 @@ class LogStream:
         """Completed lines so far, including those `lines` no longer holds."""
         self.states_replaced = 0
         """Progress states replaced by a newer one (events with final=False)."""
-        self._decoder = _Decoder()
+        # bytes -> text (core/logbytes): `charset` the instance locale's; `switch` what a window
+        # read whole showed (logbytes.sniff_encoding)
+        self._decoder = LogDecoder(charset, switch=switch)
         self._rows: list[_Row] = [_Row()]
         self._cur = 0  # cursor row in _rows
         self._col0 = True  # the cursor is at column 0: the next text replaces the row
@@ -222,6 +166,11 @@ class LogStream:
         self._events: list[LogEvent] = []
 
     # ------------------------------------------------------------------ public
+
+    @property
+    def encoding(self) -> str:
+        """What the log's bytes are read as so far (`utf-8`, or the codec it turned out in)."""
+        return self._decoder.encoding
 
     @property
     def live(self) -> tuple[str, ...]:

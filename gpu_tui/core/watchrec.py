@@ -13,7 +13,8 @@ before the script is installed), then one record per tick::
     @@wN endlog
     @@wN end
 
-Pure: text in, values out.
+Pure: bytes in, values out. The framing and every section but the logs are UTF-8 text (invalid
+bytes become U+FFFD); a log's end stays bytes, for core/logbytes to decode in its own encoding.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ class WatchRecord:
     """The listing text when the loop sent one (it changed); None: as before."""
     autostop: str | None = None
     apps: str | None = None
-    logs: dict[str, str] = field(default_factory=dict)
-    """Job id -> the end of its log, exactly as `tail -c` printed it."""
+    logs: dict[str, bytes] = field(default_factory=dict)
+    """Job id -> the end of its log, exactly as `tail -c` printed it (raw bytes)."""
 
 
 WatchOutput = WatchHello | WatchFail | WatchRecord
@@ -55,8 +56,12 @@ _STATS, _JOBS, _AUTOSTOP, _APPS, _LOG, _NONE, _SKIP = range(7)
 _SECTIONS = {"jobs": _JOBS, "autostop": _AUTOSTOP, "apps": _APPS}
 
 
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
 class RecordParser:
-    """Feed it the stream's text in chunks; it returns what each chunk completed.
+    """Feed it the stream's bytes in chunks; it returns what each chunk completed.
 
     Lines outside any record (a shell's error text before the loop started) are kept in `stray`
     (the last few), so a refusal can be explained."""
@@ -64,29 +69,29 @@ class RecordParser:
     __slots__ = ("_mark", "_cut", "_buf", "_rec", "_section", "_lines", "_log_id", "stray")
 
     def __init__(self, nonce: str) -> None:
-        self._mark = f"@@w{nonce} "
+        self._mark = f"@@w{nonce} ".encode()
         self._cut = len(self._mark)
-        self._buf = ""
+        self._buf = b""
         self._rec: WatchRecord | None = None
         self._section = _NONE
-        self._lines: list[str] = []
+        self._lines: list[bytes] = []
         self._log_id = ""
         self.stray: list[str] = []
 
-    def feed(self, chunk: str) -> list[WatchOutput]:
+    def feed(self, chunk: bytes) -> list[WatchOutput]:
         data = self._buf + chunk if self._buf else chunk
-        lines = data.split("\n")
+        lines = data.split(b"\n")
         self._buf = lines.pop()
         out: list[WatchOutput] = []
         mark, cut = self._mark, self._cut
         for line in lines:
             if line.startswith(mark):
-                item = self._control(line[cut:])
+                item = self._control(line[cut:].decode("utf-8", "replace"))
                 if item is not None:
                     out.append(item)
             elif self._section is _NONE:
                 if line.strip():
-                    self.stray = (self.stray + [line.rstrip("\r")])[-5:]
+                    self.stray = (self.stray + [_text(line).rstrip("\r")])[-5:]
             else:
                 self._lines.append(line)
         return out
@@ -97,15 +102,15 @@ class RecordParser:
         if rec is None:
             return
         if section is _STATS:
-            rec.stats = lines
+            rec.stats = [_text(line) for line in lines]
         elif section is _JOBS:
-            rec.jobs = "\n".join(lines)
+            rec.jobs = _text(b"\n".join(lines))
         elif section is _AUTOSTOP:
-            rec.autostop = "\n".join(lines)
+            rec.autostop = _text(b"\n".join(lines))
         elif section is _APPS:
-            rec.apps = "\n".join(lines)
+            rec.apps = _text(b"\n".join(lines))
         elif section is _LOG:
-            rec.logs[self._log_id] = "\n".join(lines)
+            rec.logs[self._log_id] = b"\n".join(lines)
 
     def _control(self, rest: str) -> WatchOutput | None:
         word, _, arg = rest.rstrip("\r").partition(" ")

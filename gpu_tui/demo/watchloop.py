@@ -1,6 +1,6 @@
 """The demo's answer to gpu-tui's watch loop (services/watch.sh, run by services/watchloop.py).
 
-The command line `[ -f DIR/bin/watch-v1.sh ] || ...; exec sh DIR/bin/watch-v1.sh STATE NONCE
+The command line `[ -f DIR/bin/watch-v2.sh ] || ...; exec sh DIR/bin/watch-v2.sh STATE NONCE
 APPS DF LOG WINDOW` is answered as the script would: `hello`, then one framed record per line the
 client sends (core/watchrec.py): host stats every record, the job listing / a running job's log
 end / the compute apps when they changed, and the autostop block once (a demo instance has no

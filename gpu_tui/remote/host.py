@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from gpu_tui.core.errors import RemoteError
 
-__all__ = ["ByteStream", "CommandResult", "DuplexStream", "Host", "LineStream"]
+__all__ = ["ByteStream", "BytesResult", "CommandResult", "DuplexStream", "Host", "LineStream"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +18,19 @@ class CommandResult:
 
     exit_status: int | None
     stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0
+
+
+@dataclass(frozen=True, slots=True)
+class BytesResult:
+    """What `run_bytes` left: stdout exactly as the command wrote it (a job's log, any encoding)."""
+
+    exit_status: int | None
+    stdout: bytes
     stderr: str
 
     @property
@@ -51,8 +64,9 @@ class DuplexStream(abc.ABC):
     """A long-running command whose stdin the caller writes (text) while reading its output."""
 
     @abc.abstractmethod
-    def chunks(self) -> AsyncIterator[str]:
-        """stdout (stderr merged) as text chunks; ends at EOF, ConnectionLost if the link dies."""
+    def chunks(self) -> AsyncIterator[bytes]:
+        """stdout (stderr merged) as raw byte chunks, undecoded (the watch loop's records carry
+        job logs in any encoding); ends at EOF, ConnectionLost if the link dies."""
 
     @abc.abstractmethod
     def write(self, text: str) -> None:
@@ -91,6 +105,12 @@ class Host(abc.ABC):
     @abc.abstractmethod
     async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
         """Run a shell command line to completion; raise CommandTimeout or ConnectionLost."""
+
+    async def run_bytes(self, command: str, *, timeout: float | None = 30.0) -> BytesResult:
+        """Like `run`, but stdout as raw bytes, undecoded. Transports override it; this default
+        (for hosts whose `run` is all they have) takes `run`'s text back to UTF-8."""
+        res = await self.run(command, timeout=timeout)
+        return BytesResult(res.exit_status, res.stdout.encode("utf-8", "surrogateescape"), res.stderr)
 
     @abc.abstractmethod
     def stream(self, command: str) -> AbstractAsyncContextManager[LineStream]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from gpu_tui.core.bilingual import say
 from gpu_tui.core.errors import CommandTimeout
 from gpu_tui.core.i18n import N_
-from gpu_tui.remote.host import ByteStream, CommandResult, Host, LineStream
+from gpu_tui.remote.host import BytesResult, ByteStream, CommandResult, Host, LineStream
 
 __all__ = ["LocalHost"]
 
@@ -88,7 +88,9 @@ class LocalHost(Host):
             start_new_session=True,  # so a stop kills the whole pipeline, not just sh
         )
 
-    async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
+    async def _communicate(
+        self, command: str, timeout: float | None, stdin: str | None
+    ) -> tuple[int | None, bytes, bytes]:
         process = await self._spawn(command, merge=False, stdin=stdin is not None)
         try:
             out, err = await asyncio.wait_for(
@@ -98,7 +100,15 @@ class LocalHost(Host):
             _kill_group(process)
             raise CommandTimeout(say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name,
                                      seconds=timeout)) from None
-        return CommandResult(process.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+        return process.returncode, out, err
+
+    async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
+        status, out, err = await self._communicate(command, timeout, stdin)
+        return CommandResult(status, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+
+    async def run_bytes(self, command: str, *, timeout: float | None = 30.0) -> BytesResult:
+        status, out, err = await self._communicate(command, timeout, None)
+        return BytesResult(status, out, err.decode("utf-8", "replace"))
 
     @asynccontextmanager
     async def stream(self, command: str) -> AsyncIterator[LineStream]:

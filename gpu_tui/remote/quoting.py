@@ -6,10 +6,11 @@ through these functions, so it arrives as one literal word.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 
-__all__ = ["quote", "join", "command_line", "sh_c", "remote_path"]
+__all__ = ["quote", "join", "command_line", "sh_c", "remote_path", "fill_script"]
 
 
 def quote(word: str) -> str:
@@ -44,3 +45,12 @@ def remote_path(path: str) -> str:
         rest = path[2:]
         return '"$HOME"/' + quote(rest) if rest else '"$HOME"/'
     return quote(path)
+
+
+_SLOT = re.compile(r"__([A-Z]+)__")
+
+
+def fill_script(template: str, **values: str) -> str:
+    """A script template with its `__NAME__` slots filled with already-quoted words, in one
+    pass (a value is never rescanned, so a value holding `__X__` stays as it is)."""
+    return _SLOT.sub(lambda m: values.get(m[1], m[0]), template)

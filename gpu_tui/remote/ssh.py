@@ -26,7 +26,7 @@ from gpu_tui.core.errors import (
     Unreachable,
 )
 from gpu_tui.core.i18n import N_
-from gpu_tui.remote.host import ByteStream, CommandResult, DuplexStream, Host, LineStream
+from gpu_tui.remote.host import BytesResult, ByteStream, CommandResult, DuplexStream, Host, LineStream
 from gpu_tui.remote.hostkeys import KnownHosts, fingerprint, host_pattern
 
 __all__ = ["SshHost", "SshTarget"]
@@ -167,9 +167,9 @@ class _SshBytes(ByteStream):
 
 
 async def _read_chunks(
-    stdout: asyncssh.SSHReader[str], lost: asyncio.Future[BaseException | None], name: str
-) -> AsyncIterator[str]:
-    """Chunks of a channel's text, raced with the connection's loss (a read on a channel whose
+    stdout: asyncssh.SSHReader[bytes], lost: asyncio.Future[BaseException | None], name: str
+) -> AsyncIterator[bytes]:
+    """Chunks of a channel's bytes, raced with the connection's loss (a read on a channel whose
     connection died can wait forever)."""
     while True:
         read = asyncio.ensure_future(stdout.read(65536))
@@ -191,18 +191,18 @@ async def _read_chunks(
 
 class _SshDuplex(DuplexStream):
     def __init__(
-        self, process: asyncssh.SSHClientProcess[str], lost: asyncio.Future[BaseException | None], name: str
+        self, process: asyncssh.SSHClientProcess[bytes], lost: asyncio.Future[BaseException | None], name: str
     ) -> None:
         self._process = process
         self._lost = lost
         self._name = name
 
-    def chunks(self) -> AsyncIterator[str]:
+    def chunks(self) -> AsyncIterator[bytes]:
         return _read_chunks(self._process.stdout, self._lost, self._name)
 
     def write(self, text: str) -> None:
         try:
-            self._process.stdin.write(text)
+            self._process.stdin.write(text.encode("utf-8"))
         except (asyncssh.Error, OSError, BrokenPipeError) as exc:
             raise ConnectionLost(f"{self._name}: {_reason(exc)}") from None
 
@@ -361,14 +361,35 @@ class SshHost(Host):
                 raise ConnectionLost(_named(self.name, exc)) from None
         return CommandResult(res.exit_status, str(res.stdout or ""), str(res.stderr or ""))
 
+    async def run_bytes(self, command: str, *, timeout: float | None = 30.0) -> BytesResult:
+        conn = self._require()
+        async with self._channels:
+            try:
+                process = await conn.create_process(command, encoding=None)
+                res = await process.wait(check=False, timeout=timeout)
+            except asyncssh.TimeoutError:
+                raise CommandTimeout(say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name,
+                                         seconds=timeout)) from None
+            except (asyncssh.Error, OSError) as exc:
+                raise ConnectionLost(_named(self.name, exc)) from None
+        out, err = res.stdout or b"", res.stderr or b""
+        return BytesResult(
+            res.exit_status,
+            out if isinstance(out, bytes) else out.encode(),
+            err.decode("utf-8", "replace") if isinstance(err, bytes) else err,
+        )
+
     @asynccontextmanager
-    async def _text_process(self, command: str) -> AsyncIterator[asyncssh.SSHClientProcess[str]]:
-        """A long-lived command on one channel of the budget, stderr merged, closed on exit."""
+    async def _text_process(
+        self, command: str, encoding: str | None = "utf-8"
+    ) -> AsyncIterator[asyncssh.SSHClientProcess[Any]]:
+        """A long-lived command on one channel of the budget, stderr merged, closed on exit;
+        `encoding` None: its output stays bytes."""
         conn = self._require()
         async with self._channels:
             try:
                 process = await conn.create_process(
-                    command, encoding="utf-8", errors="replace", stderr=asyncssh.STDOUT
+                    command, encoding=encoding, errors="replace", stderr=asyncssh.STDOUT
                 )
             except (asyncssh.Error, OSError) as exc:
                 raise ConnectionLost(_named(self.name, exc)) from None
@@ -385,7 +406,7 @@ class SshHost(Host):
 
     @asynccontextmanager
     async def duplex(self, command: str) -> AsyncIterator[DuplexStream]:
-        async with self._text_process(command) as process:
+        async with self._text_process(command, encoding=None) as process:
             assert self._client is not None
             yield _SshDuplex(process, self._client.lost, self.name)
 

@@ -23,8 +23,9 @@ from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JOB_ID_RE
 from gpu_tui.core.power import shutdown_line
 from gpu_tui.remote.host import Host
-from gpu_tui.remote.quoting import quote, remote_path, sh_c
-from gpu_tui.services.jobs import _fill, _state, find_job
+from gpu_tui.remote.quoting import fill_script, quote, remote_path, sh_c
+from gpu_tui.services.jobs import find_job
+from gpu_tui.services.statedir import shell_state_dir
 
 __all__ = [
     "SCRIPT_VERSION",
@@ -186,12 +187,12 @@ exit 0
 
 def status_command(inst: InstanceConfig) -> str:
     """The one cheap command `read_status` runs (for callers that batch their own probes)."""
-    return sh_c(_fill(_STATUS, STATE=_state(inst)))
+    return sh_c(fill_script(_STATUS, STATE=shell_state_dir(inst)))
 
 
 async def _install(host: Host, inst: InstanceConfig) -> None:
     res = await host.run(
-        sh_c(_fill(_INSTALL, STATE=_state(inst), SCRIPT=SCRIPT_NAME)), stdin=_script_text(), timeout=30
+        sh_c(fill_script(_INSTALL, STATE=shell_state_dir(inst), SCRIPT=SCRIPT_NAME)), stdin=_script_text(), timeout=30
     )
     if not res.ok:
         raise RemoteError(_("{name}: cannot write to state_dir {path}: {error}").format(
@@ -230,7 +231,7 @@ async def arm(host: Host, inst: InstanceConfig, plan: AutostopPlan) -> Armed:
             job_id or "-",
         )
     )
-    script = _fill(_ARM, STATE=_state(inst), SCRIPT=SCRIPT_NAME, STOP=_STOP, ARGS=args)
+    script = fill_script(_ARM, STATE=shell_state_dir(inst), SCRIPT=SCRIPT_NAME, STOP=_STOP, ARGS=args)
     before = plan.before.strip() if plan.before else ""
     stdin = line + "\n" + (_before_script(inst, before) if before else "")
     res = await host.run(sh_c(script), stdin=stdin, timeout=60)
@@ -247,7 +248,7 @@ async def arm(host: Host, inst: InstanceConfig, plan: AutostopPlan) -> Armed:
 
 async def cancel(host: Host, inst: InstanceConfig) -> int | None:
     """Stop the watchdog; returns its pid, or None when none was armed."""
-    res = await host.run(sh_c(_fill(_CANCEL, STATE=_state(inst), STOP=_STOP)), timeout=30)
+    res = await host.run(sh_c(fill_script(_CANCEL, STATE=shell_state_dir(inst), STOP=_STOP)), timeout=30)
     out = res.stdout.strip()
     if not res.ok:
         raise RemoteError(_("{name}: cannot cancel autostop: {error}").format(

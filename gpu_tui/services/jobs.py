@@ -11,9 +11,8 @@ in any process's argument list.
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from importlib import resources
 
 from gpu_tui.config.settings import InstanceConfig
@@ -31,11 +30,13 @@ from gpu_tui.core.jobs import (
     new_job_id,
     parse_job_listing,
 )
+from gpu_tui.core.logbytes import decode_log
 from gpu_tui.core.logsummary import LogSummary
 from gpu_tui.core.logtext import summarize
 from gpu_tui.remote.host import Host
-from gpu_tui.remote.quoting import quote, remote_path, sh_c
+from gpu_tui.remote.quoting import fill_script, quote, remote_path, sh_c
 from gpu_tui.services import slurm
+from gpu_tui.services.statedir import shell_state_dir
 
 __all__ = [
     "RUNNER_VERSION",
@@ -47,6 +48,8 @@ __all__ = [
     "find_job",
     "stop_job",
     "prune_jobs",
+    "LogWindow",
+    "read_log_bytes",
     "read_log_window",
     "follow_log_command",
     "state_dir_path",
@@ -65,15 +68,10 @@ class JobNotFound(InputError):
     title = N_("no such job")
 
 
-def _state(inst: InstanceConfig) -> str:
-    """The state dir for the remote shell (a leading ~/ becomes "$HOME"/)."""
-    return remote_path(inst.state_dir.rstrip("/") or "/")
-
-
 def job_dir(inst: InstanceConfig, job_id: str) -> str:
     if not JOB_ID_RE.match(job_id):
         raise InputError(_("{job!r} is not a job id").format(job=job_id))
-    return f"{_state(inst)}/jobs/{job_id}"
+    return f"{shell_state_dir(inst)}/jobs/{job_id}"
 
 
 def _runner_text() -> str:
@@ -139,6 +137,8 @@ IFS= read -r json
 printf '%s\n' "$json" > "$d/job.json"
 cat > "$d/command.sh"
 [ "__TMUX__" = 1 ] && : > "$d/want_tmux"
+# the job inherits this shell's locale: its charmap says how the log may be encoded (GBK...)
+cs=$(locale charmap 2>/dev/null) && [ -n "$cs" ] && printf '%s\n' "$cs" > "$d/charset"
 setsid -f nohup sh "$runner" "$d" < /dev/null > "$d/runner.log" 2>&1
 i=0
 while [ ! -s "$d/pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
@@ -156,15 +156,10 @@ else mv -f __STATE__/bin/__RUNNER__.tmp __STATE__/bin/__RUNNER__; fi
 """
 
 
-def _fill(template: str, **values: str) -> str:
-    """Put already-quoted words into a script template, in one pass (a value is never rescanned)."""
-    return re.sub(r"__([A-Z]+)__", lambda m: values.get(m[1], m[0]), template)
-
-
 async def _ensure_runner(host: Host, inst: InstanceConfig) -> None:
-    state = _state(inst)
+    state = shell_state_dir(inst)
     res = await host.run(
-        sh_c(_fill(_INSTALL_RUNNER, STATE=state, RUNNER=RUNNER_NAME)), stdin=_runner_text(), timeout=30
+        sh_c(fill_script(_INSTALL_RUNNER, STATE=state, RUNNER=RUNNER_NAME)), stdin=_runner_text(), timeout=30
     )
     if not res.ok:
         raise RemoteError(_("{name}: cannot write to state_dir {path}: {error}").format(
@@ -183,9 +178,9 @@ async def start_job(
         return await _submit(host, inst, req, slurm_opts or slurm.options_for(inst))
     await _ensure_runner(host, inst)
     cwd = remote_path(req.cwd) if req.cwd else ""
-    script = _fill(
+    script = fill_script(
         _START,
-        STATE=_state(inst),
+        STATE=shell_state_dir(inst),
         DIR=job_dir(inst, req.id),
         CWD=cwd or "/",
         HASCWD="1" if cwd else "0",
@@ -209,7 +204,7 @@ async def _submit(host: Host, inst: InstanceConfig, req: JobRequest, opts: slurm
         raise InputError(_("{name}: --tmux is for jobs gpu-tui runs itself; a SLURM job runs on a compute node")
                          .format(name=inst.name))
     cwd = remote_path(req.cwd) if req.cwd else ""
-    script = slurm.submit_script(_fill, job_dir=job_dir(inst, req.id), cwd=cwd, has_cwd=bool(cwd),
+    script = slurm.submit_script(job_dir=job_dir(inst, req.id), cwd=cwd, has_cwd=bool(cwd),
                                  cwd_text=req.cwd or "", job_name=req.name or req.id, opts=opts)
     res = await host.run(sh_c(script), stdin=req.to_json() + "\n" + command_script(req), timeout=60)
     slurm.submitted_id(res.exit_status, res.stdout + res.stderr, inst.name)
@@ -224,7 +219,7 @@ for d in "$state"/jobs/*/; do
   [ -f "$d/job.json" ] || continue
   echo "__MARK__ ${d##*/}"
   IFS= read -r j < "$d/job.json"; printf 'json %s\n' "$j"
-  for f in pid exit_code started_at finished_at scheduler_job_id node scheduler_end; do
+  for f in pid exit_code started_at finished_at scheduler_job_id node scheduler_end charset; do
     if [ -f "$d/$f" ]; then read -r v < "$d/$f"; echo "$f $v"; fi
   done
   alive=0
@@ -249,7 +244,7 @@ exit 0
 
 
 async def list_facts(host: Host, inst: InstanceConfig) -> list[JobFacts]:
-    res = await host.run(sh_c(_fill(_LIST, STATE=_state(inst), MARK=JOB_MARK)), timeout=30)
+    res = await host.run(sh_c(fill_script(_LIST, STATE=shell_state_dir(inst), MARK=JOB_MARK)), timeout=30)
     if not res.ok:
         raise RemoteError(_("{name}: cannot list jobs: {error}").format(name=inst.name, error=res.stderr.strip()[:300]))
     facts = parse_job_listing(res.stdout)
@@ -285,8 +280,8 @@ LOG_SUMMARY_BYTES = 256 * 1024
 async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts, window: int = LOG_SUMMARY_BYTES) -> JobInfo:
     if not f.log_bytes:
         return JobInfo(f, *job_state(f))
-    res = await host.run(f"tail -c {int(window)} -- {job_dir(inst, f.id)}/log 2>/dev/null", timeout=30)
-    return info_with_summary(f, summarize(res.stdout, from_start=f.log_bytes <= window))
+    res = await host.run_bytes(f"tail -c {int(window)} -- {job_dir(inst, f.id)}/log 2>/dev/null", timeout=30)
+    return info_with_summary(f, summarize(res.stdout, from_start=f.log_bytes <= window, charset=f.charset))
 
 
 def info_with_summary(f: JobFacts, summary: LogSummary) -> JobInfo:
@@ -356,7 +351,7 @@ async def stop_job(
     if inst.scheduler == "slurm":
         facts = [f for f in await list_facts(host, inst) if f.id == job_id]
         if facts and facts[0].scheduler_job_id:
-            script = slurm.stop_script(_fill, job_dir=job_dir(inst, job_id),
+            script = slurm.stop_script(job_dir=job_dir(inst, job_id),
                                        scheduler_job_id=facts[0].scheduler_job_id, grace_seconds=steps[0][1])
             res = await host.run(sh_c(script), timeout=steps[0][1] + 45)
             if not res.ok:
@@ -365,7 +360,7 @@ async def stop_job(
             return res.stdout.strip()
     plan = " ".join(f"{sig}:{max(1, int(seconds / 0.2))}" for sig, seconds in steps)
     total = sum(s for _sig, s in steps) + 15
-    res = await host.run(sh_c(_fill(_STOP, DIR=job_dir(inst, job_id), STEPS=plan)), timeout=total)
+    res = await host.run(sh_c(fill_script(_STOP, DIR=job_dir(inst, job_id), STEPS=plan)), timeout=total)
     out = res.stdout.strip()
     if not res.ok:
         raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
@@ -397,14 +392,39 @@ tail -c +"$start" -- "$f" | head -c $((s - start + 1))
 """
 
 
-async def read_log_window(
-    host: Host, inst: InstanceConfig, job_id: str, window: int = 256 * 1024
-) -> tuple[int, str, bool]:
-    """(log size in bytes, its last `window` bytes decoded, whether that is the whole log)."""
-    res = await host.run(sh_c(_fill(_WINDOW, DIR=job_dir(inst, job_id), WINDOW=str(int(window)))), timeout=60)
-    head, _nl, body = res.stdout.partition("\n")
+@dataclass(frozen=True, slots=True)
+class LogWindow:
+    """The end of a job's log, as bytes: what a follow from byte `size` goes on from."""
+
+    size: int
+    """The log's size in bytes when it was read."""
+    data: bytes
+    """Its last `window` bytes, raw (any encoding; the first line may be cut)."""
+    whole: bool
+    """`data` is the whole log (it starts at the log's first byte)."""
+
+
+async def read_log_bytes(host: Host, inst: InstanceConfig, job_id: str, window: int = 256 * 1024) -> LogWindow:
+    """The log's size and its last `window` bytes, undecoded."""
+    script = fill_script(_WINDOW, DIR=job_dir(inst, job_id), WINDOW=str(int(window)))
+    res = await host.run_bytes(sh_c(script), timeout=60)
+    head, _nl, body = res.stdout.partition(b"\n")
     size = int(head) if head.strip().isdigit() else 0
-    return size, body, size <= window
+    return LogWindow(size, body, size <= window)
+
+
+async def read_log_window(
+    host: Host, inst: InstanceConfig, job_id: str, window: int = 256 * 1024, *, charset: str | None = None
+) -> tuple[int, str, bool]:
+    """(log size in bytes, its last `window` bytes decoded as core/logbytes reads a log,
+    whether that is the whole log)."""
+    got = await read_log_bytes(host, inst, job_id, window)
+    data = got.data
+    # a window that starts mid-line may start mid-character: that partial line must not decide
+    # the encoding of the rest
+    cut = 0 if got.whole else data.find(b"\n") + 1 or len(data)
+    text = data[:cut].decode("utf-8", "replace") + decode_log(data[cut:], charset)
+    return got.size, text, got.whole
 
 
 def follow_log_command(inst: InstanceConfig, job_id: str, offset: int) -> str:
@@ -414,6 +434,6 @@ def follow_log_command(inst: InstanceConfig, job_id: str, offset: int) -> str:
 
 async def state_dir_path(host: Host, inst: InstanceConfig) -> str | None:
     """The state dir as an absolute path on the instance (for `log_path`), or None if absent."""
-    res = await host.run(sh_c(f"cd {_state(inst)} 2>/dev/null && pwd -P"), timeout=15)
+    res = await host.run(sh_c(f"cd {shell_state_dir(inst)} 2>/dev/null && pwd -P"), timeout=15)
     path = res.stdout.strip()
     return path if res.ok and path.startswith("/") else None

@@ -75,10 +75,11 @@ class LogFollower:
                 self.reconnects += 1
                 await self._reconnect()
 
-    async def lines(self, *, until_finished: bool = False) -> AsyncIterator[str]:
+    async def lines(self, *, until_finished: bool = False, stream: LogStream | None = None) -> AsyncIterator[str]:
         """Completed display lines from `offset` on. With `until_finished`, stop once the job has
-        ended and its log has been read to the end."""
-        stream = LogStream()
+        ended and its log has been read to the end. `stream`: one that knows the log's encoding
+        (core/logtext.window_stream of the window read before), else a fresh UTF-8 one."""
+        stream = stream if stream is not None else LogStream()
         queue: asyncio.Queue[bytes | BaseException | None] = asyncio.Queue()
 
         async def pump() -> None:

@@ -27,10 +27,10 @@ from gpu_tui.core.i18n import LANGUAGES, _, using
 from gpu_tui.core.logfail import KILLED
 from gpu_tui.core.notifyurl import INSTANCE_SCHEMES, Unsupported, mask, request_for, scheme_of, support_reason
 from gpu_tui.remote.host import Host
-from gpu_tui.remote.quoting import sh_c
+from gpu_tui.remote.quoting import fill_script, sh_c
 from gpu_tui.services.autodl_api import TOKEN_NAME
-from gpu_tui.services.jobs import _fill, _state
 from gpu_tui.services.notify_bundle import portable_core, sender_files, sh_target_files
+from gpu_tui.services.statedir import shell_state_dir
 
 __all__ = [
     "INSTANCE_SCHEMES",
@@ -211,7 +211,7 @@ async def install_notify(
     """Ship the sender and the instance's targets; returns warnings (targets it cannot send,
     tools it lacks). `targets=[]` removes the targets (the outbox stays). `language` is the one
     in force (core.i18n); the messages are translated with it here, on the laptop."""
-    state = _state(inst)
+    state = shell_state_dir(inst)
     if not targets:
         res = await host.run(sh_c(f"rm -rf {state}/notify/targets.json {state}/notify/sh"), timeout=30)
         if not res.ok:
@@ -268,8 +268,9 @@ def _result(obj: object) -> TargetResult | None:
 
 async def send_test_from_instance(host: Host, inst: InstanceConfig) -> list[TargetResult]:
     """Run the shipped sender once with a test message; one result per target it holds."""
-    state = _state(inst)
-    script = _fill('[ -f __S__/notify/targets.json ] || exit 0\nsh __S__/bin/__N__ __S__ test', S=state, N=SENDER_NAME)
+    state = shell_state_dir(inst)
+    script = fill_script('[ -f __S__/notify/targets.json ] || exit 0\nsh __S__/bin/__N__ __S__ test',
+                         S=state, N=SENDER_NAME)
     res = await host.run(sh_c(script), timeout=BUDGET_S + 30)
     out: list[TargetResult] = []
     for line in res.stdout.splitlines():
@@ -299,7 +300,7 @@ def _sent(obj: object) -> SentEvent | None:
 
 async def read_outbox(host: Host, inst: InstanceConfig, since: float | None = None) -> list[SentEvent]:
     """What the instance sent (its last OUTBOX_LINES sends), oldest first; `since`: at or after."""
-    path = f"{_state(inst)}/notify/outbox.jsonl"
+    path = f"{shell_state_dir(inst)}/notify/outbox.jsonl"
     res = await host.run(sh_c(f"[ -f {path} ] || exit 0; tail -n {OUTBOX_LINES} {path}"), timeout=30)
     if not res.ok:
         raise RemoteError(_("{name}: cannot read the notification outbox: {error}").format(

@@ -36,7 +36,7 @@ from gpu_tui.core.slurm import (
     parse_squeue,
 )
 from gpu_tui.remote.host import Host
-from gpu_tui.remote.quoting import quote, sh_c
+from gpu_tui.remote.quoting import fill_script, quote, sh_c
 
 __all__ = ["gpu_scope", "options_for", "SlurmOptions", "validate_options", "submit_script", "queue", "annotate",
            "stop_script", "nodes", "submitted_id"]
@@ -138,11 +138,11 @@ fi
 
 
 def submit_script(
-    fill: Callable[..., str], *, job_dir: str, cwd: str, has_cwd: bool, cwd_text: str, job_name: str, opts: SlurmOptions
+    *, job_dir: str, cwd: str, has_cwd: bool, cwd_text: str, job_name: str, opts: SlurmOptions
 ) -> str:
     """The remote shell script that writes the job directory and submits it (stdin: job.json's
-    line, then command.sh). `fill` is services.jobs' one-pass template filler."""
-    return fill(
+    line, then command.sh)."""
+    return fill_script(
         _SUBMIT,
         DIR=job_dir,
         CWD=cwd or "/",
@@ -264,12 +264,12 @@ exit 4
 """
 
 
-def stop_script(fill: Callable[..., str], *, job_dir: str, scheduler_job_id: str, grace_seconds: float) -> str:
+def stop_script(*, job_dir: str, scheduler_job_id: str, grace_seconds: float) -> str:
     """scancel: SIGINT to every process of the job (it may checkpoint), then, after the grace
     period, SLURM's own cancel (TERM, and KILL after the cluster's KillWait)."""
     if not scheduler_job_id.isdigit():
         raise InputError(_("{job!r} is not a SLURM job id").format(job=scheduler_job_id))
-    return fill(_STOP, DIR=job_dir, ID=scheduler_job_id, TICKS=str(max(1, int(grace_seconds / 0.2))))
+    return fill_script(_STOP, DIR=job_dir, ID=scheduler_job_id, TICKS=str(max(1, int(grace_seconds / 0.2))))
 
 
 _RUNNING = "squeue --me -h -t RUNNING -o '%i %j'"

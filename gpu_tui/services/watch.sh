@@ -1,7 +1,7 @@
 #!/bin/sh
-# gpu-tui watch loop, version 1. Shipped by gpu-tui to <state_dir>/bin/watch-v1.sh and run over
+# gpu-tui watch loop, version 2. Shipped by gpu-tui to <state_dir>/bin/watch-v2.sh and run over
 # SSH, one per dashboard connection, as:
-#   sh watch-v1.sh STATE_DIR NONCE APPS_SECONDS DF_EVERY LOG_EVERY LOG_WINDOW
+#   sh watch-v2.sh STATE_DIR NONCE APPS_SECONDS DF_EVERY LOG_EVERY LOG_WINDOW
 # Every line the client sends on stdin is a tick: the loop answers it with one framed record of
 # host stats (/proc, shell builtins), the job list (only when it changed; a running job's log end
 # every LOG_EVERY ticks when the log grew, and once when the job ends), the autostop watchdog's
@@ -12,7 +12,7 @@
 # closes (stdin EOF); nothing of it outlives the SSH session.
 state=$1 n=$2 apps_s=${3:-5} df_every=${4:-60} log_every=${5:-6} window=${6:-65536}
 M="@@w$n"
-V=1
+V=2
 fail() { printf '%s fail %s\n' "$M" "$*"; exit 3; }
 cd "$state" 2>/dev/null || fail "cannot enter the state dir"
 [ -r /proc/stat ] && [ -r /proc/uptime ] && [ -r /proc/meminfo ] || fail "no /proc"
@@ -87,7 +87,7 @@ while IFS= read -r line <&3; do
     id=${d##*/}
     j=; IFS= read -r j < "$d/job.json"
     J="$J@@job $id${NL}json $j$NL"
-    for f in pid exit_code started_at finished_at; do
+    for f in pid exit_code started_at finished_at charset; do
       if [ -f "$d/$f" ]; then v=; read -r v < "$d/$f"; J="$J$f $v$NL"; fi
     done
     alive=0

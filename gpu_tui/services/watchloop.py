@@ -34,10 +34,11 @@ from gpu_tui.core.logsummary import LogSummary
 from gpu_tui.core.logtext import summarize
 from gpu_tui.core.watchrec import RecordParser, WatchFail, WatchHello, WatchRecord
 from gpu_tui.remote.host import DuplexStream, Host
-from gpu_tui.remote.quoting import sh_c
+from gpu_tui.remote.quoting import fill_script, sh_c
 from gpu_tui.services.events import HostStatsReceived, ProcessesReceived
-from gpu_tui.services.jobs import _fill, _state, info_with_summary
+from gpu_tui.services.jobs import info_with_summary
 from gpu_tui.services.jobwatch import AutostopReceived, JobFinished, JobsReceived
+from gpu_tui.services.statedir import shell_state_dir
 
 __all__ = [
     "WATCH_VERSION",
@@ -51,7 +52,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-WATCH_VERSION = 1
+WATCH_VERSION = 2
+"""2: the job listing carries each job's `charset`."""
 WATCH_NAME = f"watch-v{WATCH_VERSION}.sh"
 TICK_SECONDS = 2.0
 """A record every 2 s: a job's end reaches the dashboard within about that (the goal is 5 s)."""
@@ -108,7 +110,7 @@ mv -f "$s.tmp" "$s"
 
 def watch_command(inst: InstanceConfig, nonce: str) -> str:
     """The command line that runs the installed loop (or says `missing`)."""
-    state = _state(inst)
+    state = shell_state_dir(inst)
     script = f"{state}/bin/{WATCH_NAME}"
     args = f"{state} {nonce} {APPS_SECONDS} {DF_EVERY} {LOG_EVERY} {LOG_WINDOW}"
     return sh_c(f'[ -f {script} ] || {{ echo "@@w{nonce} missing"; exit 93; }}\nexec sh {script} {args}')
@@ -195,7 +197,7 @@ class WatchLoop:
             await asyncio.sleep(RESTART_SECONDS)
 
     async def _install(self) -> None:
-        script = _fill(_INSTALL, STATE=_state(self.inst), SCRIPT=WATCH_NAME)
+        script = fill_script(_INSTALL, STATE=shell_state_dir(self.inst), SCRIPT=WATCH_NAME)
         res = await self.host.run(sh_c(script), stdin=_script_text(), timeout=30)
         if not res.ok:
             text = (res.stderr or res.stdout).strip()[:200]
@@ -276,10 +278,14 @@ class WatchLoop:
             self._emit(ProcessesReceived(name, tuple(nvsmi.parse_compute_apps(rec.apps))))
         if rec.autostop is not None:
             self._emit(AutostopReceived(name, parse_status(rec.autostop), time.monotonic()))
-        for job_id, text in rec.logs.items():
-            self._summaries[job_id] = summarize(text, from_start=len(text.encode("utf-8", "replace")) < LOG_WINDOW)
         if rec.jobs is not None:
             self._facts = parse_job_listing(rec.jobs)
+        if rec.logs:
+            charsets = {f.id: f.charset for f in self._facts}
+            for job_id, data in rec.logs.items():
+                self._summaries[job_id] = summarize(data, from_start=len(data) < LOG_WINDOW,
+                                                    charset=charsets.get(job_id))
+        if rec.jobs is not None:
             known = {f.id for f in self._facts}
             for job_id in [j for j in self._summaries if j not in known]:
                 del self._summaries[job_id]  # pruned

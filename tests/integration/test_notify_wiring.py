@@ -41,7 +41,8 @@ def test_add_run_fail_test_remove(sshd_instance, tmp_path: Path) -> None:
 
         # a laptop-only event: not on the instance
         laptop_only = f"json://127.0.0.1:{srv.port}/balance"
-        assert run(tmp_path, inst, "notify", "add", "-", "--events", "balance", stdin=laptop_only + "\n").returncode == 0
+        added = run(tmp_path, inst, "notify", "add", "-", "--events", "balance", stdin=laptop_only + "\n")
+        assert added.returncode == 0, added.stderr
         assert len(json.loads(targets_file.read_text())["targets"]) == 1
 
         started = run(tmp_path, inst, "run", inst.name, "--name", "train", "--", "python3", "-c",

@@ -31,11 +31,11 @@ STREAM = (
 )
 
 
-def parse_all(chunks: list[str]) -> tuple[list[object], list[str]]:
+def parse_all(chunks: list[str] | list[bytes]) -> tuple[list[object], list[str]]:
     p = RecordParser(N)
     out: list[object] = []
     for c in chunks:
-        out += p.feed(c)
+        out += p.feed(c.encode() if isinstance(c, str) else c)
     return out, p.stray
 
 
@@ -49,11 +49,11 @@ def test_whole_stream() -> None:
     assert r1.jobs is not None and r1.jobs.splitlines()[0] == "@@job 20260101-000000-abcd"
     assert r1.autostop == "now 1700000000"
     assert r1.apps == "1234, /usr/bin/python3, 2048, GPU-abc"
-    assert r1.logs == {"20260101-000000-abcd": "epoch 1 loss 0.5\r 10%|#   |\nno newline at the end"}
+    assert r1.logs == {"20260101-000000-abcd": b"epoch 1 loss 0.5\r 10%|#   |\nno newline at the end"}
     assert isinstance(r2, WatchRecord) and r2.jobs is None and r2.apps is None and r2.autostop is None
     assert r2.logs == {} and len(r2.stats) == 1
     assert isinstance(r3, WatchRecord)
-    assert r3.logs == {"20260101-000000-abcd": "line\n", "20260101-000000-ffff": ""}
+    assert r3.logs == {"20260101-000000-abcd": b"line\n", "20260101-000000-ffff": b""}
     assert fail == WatchFail("cannot write to the state dir")
 
 
@@ -64,7 +64,7 @@ def test_empty_apps_section_means_no_processes() -> None:
 
 def test_a_foreign_mark_is_log_text() -> None:
     out, _ = parse_all([f"{M} rec 1\n{M} log j\n@@wdeadbeef end\n{M} endlog\n{M} end\n"])
-    assert isinstance(out[0], WatchRecord) and out[0].logs == {"j": "@@wdeadbeef end"}
+    assert isinstance(out[0], WatchRecord) and out[0].logs == {"j": b"@@wdeadbeef end"}
 
 
 @settings(max_examples=300, deadline=None)
@@ -79,5 +79,26 @@ def test_any_chunking_parses_the_same(cuts: list[int]) -> None:
 @given(st.text(alphabet=st.sampled_from(list("ab\n\r @w" + N)), max_size=200), st.integers(1, 7))
 def test_garbage_never_raises(text: str, size: int) -> None:
     p = RecordParser(N)
-    for i in range(0, len(text), size):
-        p.feed(text[i : i + size])
+    data = text.encode()
+    for i in range(0, len(data), size):
+        p.feed(data[i : i + size])
+
+
+GBK_END = "第 3 轮 loss: 0.91\r\n已杀死\n".encode("gbk") + b"\xff tail"
+RAW = f"{M} rec 1\n{M} jobs\n@@job j\ncharset GBK\n{M} log j\n".encode() + GBK_END + f"\n{M} endlog\n{M} end\n".encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=len(RAW)), max_size=30))
+def test_a_log_end_keeps_its_bytes_whatever_the_chunking(cuts: list[int]) -> None:
+    points = sorted(set(cuts))
+    chunks = [RAW[a:b] for a, b in zip([0, *points], [*points, len(RAW)], strict=True)]
+    (rec,), _ = parse_all(chunks)
+    assert isinstance(rec, WatchRecord) and rec.logs == {"j": GBK_END}
+    assert rec.jobs == "@@job j\ncharset GBK"
+
+
+def test_invalid_bytes_outside_a_log_become_replacement_characters() -> None:
+    (rec,), stray = parse_all([b"\xff\xfe stray\n" + f"{M} rec 1\n".encode() + b"cpu \xff 1\n" + f"{M} end\n".encode()])
+    assert isinstance(rec, WatchRecord) and rec.stats == ["cpu \ufffd 1"]
+    assert stray == ["\ufffd\ufffd stray"]

@@ -27,7 +27,7 @@ from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.logstream import LogStream, StreamUpdate
 from gpu_tui.core.logsummary import LogSummary
-from gpu_tui.core.logtext import whole_lines
+from gpu_tui.core.logtext import whole_lines, window_stream
 from gpu_tui.core.units import format_bytes, format_eta_s, format_money, format_percent
 from gpu_tui.remote.host import Host
 from gpu_tui.services import jobs as jobsvc
@@ -209,12 +209,13 @@ class JobLogScreen(Screen[None]):
     async def _follow(self, job: JobInfo) -> None:
         inst = self._view.config
         await self._wait_connected()
-        size, text, whole = await jobsvc.read_log_window(self._host, inst, job.id, WINDOW_BYTES)
-        text = whole_lines(text, from_start=whole)
-        self._window_start = size - len(text.encode("utf-8", "replace"))
-        stream = self._stream = LogStream(max_lines=MAX_LOG_LINES)
-        self._take(stream.feed(text.encode("utf-8", "replace")))
-        follower = LogFollower(self._host, inst, job.id, offset=size, reconnect=self._wait_connected)
+        window = await jobsvc.read_log_bytes(self._host, inst, job.id, WINDOW_BYTES)
+        data = whole_lines(window.data, from_start=window.whole)
+        self._window_start = window.size - len(data)
+        # the window's bytes decide the log's encoding (GBK...); the follow goes on in it
+        stream = self._stream = window_stream(data, charset=job.facts.charset, max_lines=MAX_LOG_LINES)
+        self._take(stream.feed(data))
+        follower = LogFollower(self._host, inst, job.id, offset=window.size, reconnect=self._wait_connected)
         async for chunk in follower.chunks():
             # a 64 KiB read of a firehose is ~10 ms of parsing: in slices, so keys never wait that long
             for i in range(0, len(chunk), FEED_SLICE):
