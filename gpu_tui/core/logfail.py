@@ -68,10 +68,12 @@ _KILLED_WORDS = "Killed|已杀死|已殺死|Getötet|Ucciso|Matado|Убито|�
 _SEGV_WORDS = "Segmentation fault|段错误|記憶體區段錯誤|Speicherzugriffsfehler|Erreur de segmentation"
 _ABRT_WORDS = "Aborted|已放弃|已中止|Abgebrochen|Abandon"
 _LINE = r"(?:line|行|Zeile|ligne|línea|строка)"
-# `Killed` alone, or bash's job line `/path/run.sh: line 5:  4242 Killed    python train.py`
+# `Killed` alone, or glued onto the bar it cut short (tqdm's `...it/s]Killed`, mmcv's `ETA:
+# 157s已杀死`), or bash's job line `/path/run.sh: line 5:  4242 Killed    python train.py`
 # (`行 5` in Chinese); torchrun's `exitcode: -9` (old) / `exitcode  : -9 (pid: ...)` (new).
 _KILLED = re.compile(
-    r"\s*(?:" + _KILLED_WORDS + r")\s*$|.*\]\s*(?:" + _KILLED_WORDS + r")\s*$|.*is killed by signal: Killed"
+    r"\s*(?:" + _KILLED_WORDS + r")\s*$|.*(?:\]|\bETA:\s*\d+s)\s*(?:" + _KILLED_WORDS + r")\s*$"
+    r"|.*is killed by signal: Killed"
     r"|\S.*: " + _LINE + r" \d+:\s+\d+ (?:" + _KILLED_WORDS + r")"
     r"|.*\(exitcode: -9\)|\s*exitcode\s*: -9 \("
 )

@@ -15,6 +15,7 @@ corpus under tests/data/logs/:
 - Keras `1875/1875 [====] - 5s 2ms/step - loss: 0.3437 - acc: 0.8957 - val_loss: 0.0759`;
 - plain `loss: 0.12`, `loss=0.12`, `Loss 0.12`, `step 100 | loss 2.31`, `Val Loss: 0.6`;
 - Ultralytics 8.4's own bar `1/100  6.21G  3.795 ...  512: 0% ──────────── 3/6848 2.0it/s 2.3s<58:08`;
+- mmcv / mmengine's ProgressBar `[>>>>>   ] 3217/3849, 4.0 task/s, elapsed: 799s, ETA:   157s`;
 - run counters (Keras `Epoch 17/100`, Megatron `iteration 120/ 5000`, mmdet, Paddle, OpenNMT,
   fairseq, timm, YOLO rows): core/logcount;
 - failures (core/logfail): CUDA out of memory in every PyTorch phrasing, killed in any locale,
@@ -237,8 +238,31 @@ def _ultralytics(line: str) -> Progress | None:
     )
 
 
+# mmcv / mmengine's ProgressBar (every OpenMMLab evaluation): `[>>>>>     ] 3217/3849, 4.0
+# task/s, elapsed: 799s, ETA:   157s` (no percent printed; the ETA is padded to five places).
+_MMCV = re.compile(r"\[[>\s]*\]\s*(\d+)/(\d+), (\d+(?:\.\d+)?) task/s, elapsed: (\d+)s, ETA:\s*(\d+)s")
+
+
+def _mmcv(line: str) -> Progress | None:
+    if " task/s, elapsed: " not in line:
+        return None
+    m = _MMCV.search(line)
+    if m is None:
+        return None
+    step, total = int(m[1]), int(m[2])
+    return Progress(
+        percent=100.0 * step / total if total else None,
+        step=step,
+        steps=total or None,
+        elapsed_seconds=int(m[4]),
+        eta_seconds=int(m[5]),
+        rate=float(m[3]),
+        rate_text=f"{m[3]} task/s",
+    )
+
+
 # A line draws one bar: the first form that finds one wins.
-_PROGRESS_FORMS: tuple[Callable[[str], Progress | None], ...] = (_tqdm, _keras, _ultralytics)
+_PROGRESS_FORMS: tuple[Callable[[str], Progress | None], ...] = (_tqdm, _keras, _ultralytics, _mmcv)
 
 # ----------------------------------------------------------------------------- metrics
 
@@ -259,11 +283,12 @@ _KV = re.compile(
     r"(" + _NUM + r")" + _NUM_END,
     re.IGNORECASE,
 )
-# Well-known names printed with a space: `Loss 0.12`, `step 100 | loss 2.31`, `train loss 0.5`.
+# Well-known names printed with a space: `Loss 0.12`, `step 100 | loss 2.31`, `train loss 0.5`,
+# the torchvision/torchelastic ImageNet script's top-k `Acc@1  12.50 (  8.52)` -> acc@1.
 _KW = re.compile(
     r"(?=[aegilpstv])(?<![\w./\\-])"
     r"((?:(?:train(?:ing)?|val(?:id(?:ation)?)?|eval(?:uation)?|test)[ _])?loss"
-    r"|acc(?:uracy)?|lr|learning[ _]rate|step|epoch|iter(?:ation)?|grad[ _]norm|ppl|perplexity)"
+    r"|acc(?:uracy)?(?:@\d+)?|lr|learning[ _]rate|step|epoch|iter(?:ation)?|grad[ _]norm|ppl|perplexity)"
     r"\s+(" + _NUM + r")" + _NUM_END,
     re.IGNORECASE,
 )

@@ -80,6 +80,9 @@ def test_public_api_is_exported() -> None:
         ("  1/1875 [..............................] - ETA: 5:12 - loss: 2.3026",
          Progress(100 / 1875, 1, 1875, None, 312)),
         ("step 100/1000 loss 2.3", Progress(10.0, 100, 1000)),
+        # mmcv / mmengine ProgressBar: no percent printed, the ETA padded to five places
+        ("[>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>        ] 3217/3849, 4.0 task/s, elapsed: 799s, ETA:   157s",
+         Progress(100 * 3217 / 3849, 3217, 3849, 799, 157, 4.0, "4.0 task/s")),
         ("[2026-11-29 14:15:01] INFO saving", None),
     ],
 )
@@ -133,6 +136,9 @@ def test_parse_duration(text: str, seconds: int | None) -> None:
         ("loss=0.12", {"loss": 0.12}),
         ("Loss 0.12", {"loss": 0.12}),
         ("step 100 | loss 2.31", {"step": 100.0, "loss": 2.31}),
+        # torchvision's ImageNet script: top-k accuracy with its running mean, TAB-separated
+        ("Epoch: [1][  10/1563]\tLoss 4.4603e+00 (4.4707e+00)\tAcc@1  12.50 (  8.52)\tAcc@5  21.88 ( 20.45)",
+         {"loss": 4.4603, "acc@1": 12.5, "acc@5": 21.88}),
         ("Train Loss: 0.5 | Val Loss: 0.6 | acc 91.5%",
          {"train_loss": 0.5, "val_loss": 0.6, "acc": 91.5}),
         ("it 3 lr: 1e-4, train/loss=0.7", {"lr": 1e-4, "train/loss": 0.7}),
@@ -252,6 +258,9 @@ def test_failure_look_alikes(line: str) -> None:
         # a Chinese locale's bash (zh_CN.UTF-8): the same job lines in its words
         ("已杀死", KILLED),
         ("run.sh: 行 3:  4242 已杀死               python train.py", KILLED),
+        # the kill glued onto the bar it cut short (tqdm's, mmcv's)
+        (" 31%|███▏      | 331/1063 [01:06<03:59,  3.06it/s]Killed", KILLED),
+        ("[>>>>>>>>>>>>>>>>>>>> ] 3217/3849, 4.0 task/s, elapsed: 799s, ETA:   157s已杀死", KILLED),
         ("run.sh: 行 3:  4242 段错误               (核心已转储) python x.py", SEGFAULT),
         ("已放弃 (核心已转储)", ABORTED),
         # PyTorch 0.x's OOM words
