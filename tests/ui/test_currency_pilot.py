@@ -1,6 +1,6 @@
 """A mixed fleet: one AutoDL box in yuan (settings.currency) and one RunPod pod in dollars (its own
 `currency`, as `gpu-tui import runpod` writes it). The fleet bar, the rows, the shutdown
-confirmation and the daily budget keep the currencies apart: never "¥2.67/h".
+confirmation, the daily budget and the log screen's projected cost keep the currencies apart: never "¥2.67/h".
 In-process hosts (no root); the cost screen's mixed ledger is in test_cost_screen.py."""
 
 from __future__ import annotations
@@ -10,6 +10,11 @@ from pathlib import Path
 
 from pilothelp import inproc_app, screen_text, steady
 from waiting import wait_for
+
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.logsummary import LogSummary
+from gpu_tui.services.fleet import InstanceView
+from gpu_tui.ui.screens.job_log import progress_text
 
 PROFILES = (steady("autodl-4090", 50, rate=1.98), steady("runpod-a40", 50, rate=0.69))
 DOLLARS = 'currency = "$"\n'  # `keys` ends the last instance's table: the RunPod pod's
@@ -57,3 +62,13 @@ async def test_the_budget_counts_only_the_settings_currency(inproc_fleet, tmp_pa
         message = budget()[0].message
         assert "passed your daily budget of ¥0.00" in message and "(burning ¥1.98/h)" in message, message
         assert "The budget is in ¥: $" in message and "in other currencies is not counted" in message
+
+
+def test_the_log_screen_projects_a_job_in_its_instance_currency() -> None:
+    """The projected cost of a run on the RunPod pod is in dollars, whatever settings.currency is."""
+    summary = LogSummary()
+    summary.add_line(" 50%|█████     | 500/1000 [10:00<10:00,  1.20it/s]")  # 10 minutes to go
+    pod = InstanceView(InstanceConfig(name="runpod-a40", host="10.0.0.2", hourly_rate=0.69, currency="$"))
+    box = InstanceView(InstanceConfig(name="autodl-4090", host="10.0.0.1", hourly_rate=1.98))
+    assert "$0.11 by then (+$0.11)" in progress_text(summary, pod, time.time(), "¥", True).plain
+    assert "¥0.33 by then (+¥0.33)" in progress_text(summary, box, time.time(), "¥", True).plain
