@@ -95,3 +95,18 @@ def test_per_currency_charts_add_up_to_the_one_chart(rows: list[tuple[str, float
         assert abs(sum(per.values()) - sum(sum(p.values()) for _d, p in parts)) < 1e-6
     if all(cur is None for *_rest, cur in rows) and rows:
         assert split == {None: one}
+
+
+def test_the_status_table_shows_each_instance_in_its_currency() -> None:
+    from gpu_tui.commands.status import format_table
+    from gpu_tui.core.models import HostStats
+    from gpu_tui.services.status import InstanceStatus
+
+    up = HostStats(taken_at=T0, uptime_seconds=7200)
+    statuses = [InstanceStatus("autodl-4090", 1.98, online=True, stats=up),
+                InstanceStatus("runpod-a40", 0.69, online=True, stats=up)]
+    rows = {line.split()[0]: line.split() for line in format_table(statuses, "¥", {"runpod-a40": "$"}).splitlines()}
+    assert rows["autodl-4090"][-2:] == ["¥1.98/h", "¥3.96"]
+    assert rows["runpod-a40"][-2:] == ["$0.69/h", "$1.38"]
+    one = {line.split()[0]: line.split() for line in format_table(statuses, "¥").splitlines()}
+    assert one["runpod-a40"][-2:] == ["¥0.69/h", "¥1.38"]  # without a currency of its own: settings'
