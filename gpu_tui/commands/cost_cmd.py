@@ -1,7 +1,8 @@
 """`gpu-tui cost [--json] [--since YYYY-MM-DD]`: billing time and cost per instance, from the ledger.
 
 The ledger is filled by every observation of an instance's uptime (the dashboard, `status`); an
-instance removed from the config still shows, by name.
+instance removed from the config still shows, by name. Each cost is in the currency its
+instance bills in; totals are per currency (`¥12.40 + $3.10`): gpu-tui converts nothing.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from gpu_tui.commands import EXIT_OK, EXIT_USAGE
 from gpu_tui.commands.cells import format_rows
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings
-from gpu_tui.core.cost import format_money
+from gpu_tui.core.cost import format_money, per_currency
 from gpu_tui.core.i18n import _
 from gpu_tui.core.ledgermath import NameTotal, midnight
 from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_money_sum
 from gpu_tui.services.ledger import Ledger
 
 __all__ = ["run_cost", "cost_json", "format_cost_table", "parse_since"]
@@ -39,12 +41,22 @@ def parse_since(text: str) -> date:
         ) from None
 
 
+def _sums(rows: list[NameTotal], currency: str) -> list[tuple[str, float]]:
+    return per_currency(((r.currency or currency, r.cost) for r in rows), currency)
+
+
 def cost_json(rows: list[NameTotal], currency: str) -> dict[str, object]:
-    """The CONTRACTS.md `cost --json` shape: money to cents, hours to 2 decimals."""
+    """The CONTRACTS.md `cost --json` shape: money to cents, hours to 2 decimals. `total` is
+    in `currency` (settings.currency) only; `totals` has every currency's."""
+    totals = {currency: 0.0, **dict(_sums(rows, currency))}  # totals[currency] == total, always
     return {
         "currency": currency,
-        "total": round(float(sum(r.cost for r in rows)), 2),
-        "instances": [{"name": r.name, "hours": round(r.hours, 2), "cost": round(r.cost, 2)} for r in rows],
+        "total": totals[currency],
+        "totals": totals,
+        "instances": [
+            {"name": r.name, "hours": round(r.hours, 2), "cost": round(r.cost, 2), "currency": r.currency or currency}
+            for r in rows
+        ],
     }
 
 
@@ -54,8 +66,9 @@ def format_cost_table(rows: list[NameTotal], currency: str, since: date | None) 
         return _("{head}: nothing recorded (the ledger fills while the dashboard or `gpu-tui status` sees instances)"
                  ).format(head=head)
     table = [(_("NAME"), _("HOURS"), _("COST"))]
-    table += [(printable(r.name), f"{r.hours:.2f}", format_money(round(r.cost, 2), currency)) for r in rows]
-    total = format_money(round(sum(r.cost for r in rows), 2), currency)
+    table += [(printable(r.name), f"{r.hours:.2f}", format_money(round(r.cost, 2), r.currency or currency))
+              for r in rows]
+    total = format_money_sum(_sums(rows, currency))
     table.append((_("TOTAL"), f"{sum(r.hours for r in rows):.2f}", total))
     return "\n".join([head, *format_rows(table, right=(1, 2))])
 
@@ -71,7 +84,7 @@ def run_cost(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     rows: list[NameTotal] = []
     if paths.ledger_file.exists():  # a read never creates the ledger
         with Ledger(paths.ledger_file) as ledger:
-            rows = ledger.totals(None if since is None else midnight(since))
+            rows = ledger.totals(None if since is None else midnight(since), currency=settings.settings.currency)
     currency = settings.settings.currency
     if args.json:
         print(json.dumps(cost_json(rows, currency), ensure_ascii=False))

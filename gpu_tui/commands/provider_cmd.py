@@ -143,8 +143,8 @@ def run_import(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
         print(_("nothing imported"))
     other = sorted({p.instance.currency for p in plans} - {settings.settings.currency})
     if other:
-        # no exchange rates: the cost screens add every rate as if it were in settings.currency
-        print(_("note: these bill in {currencies}, settings.currency is {currency}; the cost screens add "
-                "rates without converting them").format(currencies=", ".join(other),
-                                                         currency=settings.settings.currency))
+        # no exchange rates: money stays per currency, and the daily budget counts settings.currency only
+        print(_("note: these bill in {currencies}, settings.currency is {currency}; costs are shown per "
+                "currency, never converted, and the daily budget counts {currency} only").format(
+                    currencies=", ".join(other), currency=settings.settings.currency))
     return EXIT_OK

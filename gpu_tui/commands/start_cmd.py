@@ -62,7 +62,7 @@ def run_start(args: argparse.Namespace, settings: Settings, paths: Paths) -> int
     with Ledger(paths.ledger_file) as ledger:
         for inst, r in zip(targets, results, strict=True):
             if r.ok:
-                ledger.observe(inst.name, 0.0, rates[inst.name], time.time())
+                ledger.observe(inst.name, 0.0, rates[inst.name], time.time(), inst.currency)
     width = max(cell_len(r.name) for r in results)
     for r in results:
         (sys.stdout if r.ok else sys.stderr).write(f"{pad(r.name, width)}  {r.detail}\n")

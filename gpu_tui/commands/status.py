@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Mapping
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from gpu_tui.commands.cells import format_rows
@@ -31,8 +32,11 @@ def _num(v: object, suffix: str = "") -> str:
     return "-" if v is None else f"{v}{suffix}"
 
 
-def format_table(statuses: list[InstanceStatus], currency: str) -> str:
-    """The status table, its columns aligned in terminal cells, each row followed by its GPUs."""
+def format_table(
+    statuses: list[InstanceStatus], currency: str, currencies: Mapping[str, str | None] | None = None
+) -> str:
+    """The status table, its columns aligned in terminal cells, each row followed by its GPUs;
+    money in each instance's own currency (`currencies`: name -> its config's `currency`)."""
     rows = [tuple(_(h) for h in HEADER)]
     details: dict[int, list[str]] = {}
     for i, s in enumerate(statuses, start=1):
@@ -52,8 +56,8 @@ def format_table(statuses: list[InstanceStatus], currency: str) -> str:
             format_percent(sum(utils) / len(utils)) if utils else "-",
             f"{format_mib_as_gib(sum(used))}/{format_mib_as_gib(sum(total))}" if total else "-",
             format_duration_s(s.uptime_seconds),
-            format_rate_per_hour(s.hourly_rate, currency),
-            format_money(s.cost_so_far, currency),
+            format_rate_per_hour(s.hourly_rate, (currencies or {}).get(s.name) or currency),
+            format_money(s.cost_so_far, (currencies or {}).get(s.name) or currency),
         ))
         lines = []
         if s.error:
@@ -76,10 +80,13 @@ def format_table(statuses: list[InstanceStatus], currency: str) -> str:
     return "\n".join(out)
 
 
-def record_uptimes(statuses: list[InstanceStatus], paths: Paths) -> None:
-    """Every instance whose uptime was read (GPUs readable or not: it bills) into the cost ledger."""
+def record_uptimes(
+    statuses: list[InstanceStatus], paths: Paths, currencies: Mapping[str, str | None] | None = None
+) -> None:
+    """Every instance whose uptime was read (GPUs readable or not: it bills) into the cost ledger,
+    at its rate in its own currency (`currencies`: name -> its config's `currency`)."""
     seen = [
-        (s.name, s.uptime_seconds, s.hourly_rate, s.stats.taken_at)
+        (s.name, s.uptime_seconds, s.hourly_rate, s.stats.taken_at, (currencies or {}).get(s.name))
         for s in statuses
         if s.stats and s.uptime_seconds is not None
     ]
@@ -100,11 +107,12 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
     secrets = SecretStore()
     hosts = [(build_ssh_host(i, settings, paths, secrets), i.hourly_rate) for i in instances]
     statuses = asyncio.run(collect_status(hosts, overall_timeout=settings.settings.connect_timeout_seconds + 20))
-    record_uptimes(statuses, paths)
+    currencies = {i.name: i.currency for i in instances}
+    record_uptimes(statuses, paths, currencies)
     if args.json:
         print(json.dumps(status_json(statuses), ensure_ascii=False))
     else:
-        print(format_table(statuses, settings.settings.currency))
+        print(format_table(statuses, settings.settings.currency, currencies))
     failed = [s for s in statuses if not s.online or s.gpu_error]
     for s in failed:
         if s.online and s.gpu_error is not None:

@@ -1,8 +1,10 @@
 """Billing-interval arithmetic for the cost ledger, kept pure (no I/O, no clock: `now` is passed).
 
 An interval is time an instance was billing at one hourly rate; its cost is
-`rate * (end - start) / 3600`. Local-time boundaries (midnight, Monday, the 1st) come from a
-`tzinfo` argument; None means the machine's local time zone (DST-aware through the C library).
+`rate * (end - start) / 3600`, in the interval's `currency` (None: `settings.currency`; the
+ledger's reads resolve it). Sums are per name and currency: nothing adds two currencies.
+Local-time boundaries (midnight, Monday, the 1st) come from a `tzinfo` argument; None means
+the machine's local time zone (DST-aware through the C library).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ __all__ = [
     "totals",
     "per_period",
     "daily_costs",
+    "daily_costs_by_currency",
+    "currencies",
 ]
 
 RATE_EPSILON = 1e-9
@@ -36,12 +40,14 @@ RATE_EPSILON = 1e-9
 
 @dataclass(frozen=True, slots=True)
 class Interval:
-    """Billing time of `name` from `start` to `end` (epoch seconds) at `rate` per hour."""
+    """Billing time of `name` from `start` to `end` (epoch seconds) at `rate` per hour in
+    `currency` (None: the settings' currency)."""
 
     name: str
     start: float
     end: float
     rate: float
+    currency: str | None = None
 
     @property
     def seconds(self) -> float:
@@ -115,6 +121,7 @@ class Segment:
     start: float
     end: float
     rate: float
+    currency: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,12 +134,13 @@ class Extend:
 
 @dataclass(frozen=True, slots=True)
 class Insert:
-    """A new segment: same boot at a new rate, or a new boot."""
+    """A new segment: same boot at a new rate (or currency), or a new boot."""
 
     boot: float
     start: float
     end: float
     rate: float
+    currency: str | None = None
 
 
 def plan_observation(
@@ -141,10 +149,11 @@ def plan_observation(
     seen: float,
     rate: float,
     *,
+    currency: str | None = None,
     prev_end: float | None = None,
     next_start: float | None = None,
 ) -> Extend | Insert | None:
-    """What an observation "up since `boot`, seen at `seen`, billing `rate`" changes.
+    """What an observation "up since `boot`, seen at `seen`, billing `rate` in `currency`" changes.
 
     `same_boot`: the instance's segments whose boot is within tolerance of `boot` (jittery
     uptime readings of one boot); `prev_end`: the latest end of its earlier boots; `next_start`:
@@ -157,16 +166,29 @@ def plan_observation(
         last = max(same_boot, key=lambda s: (s.end, s.id))
         if seen <= last.end:
             return None
-        if abs(last.rate - rate) <= RATE_EPSILON:
+        if abs(last.rate - rate) <= RATE_EPSILON and last.currency == currency:
             return Extend(last.id, seen)
-        return Insert(last.boot, last.end, seen, rate)  # the rate changed: a new segment
+        return Insert(last.boot, last.end, seen, rate, currency)  # a new price: a new segment
     start = boot if prev_end is None else max(boot, prev_end)
     if seen < start:
         return None  # inside time already billed to an earlier boot: inconsistent, ignore
-    return Insert(boot, start, seen, rate)
+    return Insert(boot, start, seen, rate, currency)
 
 
 # ---------------------------------------------------------------------------- sums
+
+
+def _key(iv: Interval) -> tuple[str, str]:
+    return iv.name, iv.currency or ""
+
+
+def _currency(key: str) -> str | None:
+    return key or None
+
+
+def currencies(intervals: Iterable[Interval]) -> list[str | None]:
+    """The currencies the intervals bill in, each once, sorted by symbol (None first)."""
+    return sorted({iv.currency for iv in intervals}, key=lambda c: c or "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +196,8 @@ class NameTotal:
     name: str
     seconds: float
     cost: float
+    currency: str | None = None
+    """What `cost` is in (None: the settings' currency)."""
 
     @property
     def hours(self) -> float:
@@ -181,19 +205,20 @@ class NameTotal:
 
 
 def totals(intervals: Iterable[Interval], since: float | None = None) -> list[NameTotal]:
-    """Billing seconds and cost per instance name (by name), counting only time after `since`."""
-    acc: dict[str, list[float]] = {}
+    """Billing seconds and cost per instance name and currency (by name, then currency; a name
+    that billed in two currencies has two rows), counting only time after `since`."""
+    acc: dict[tuple[str, str], list[float]] = {}
     for iv in intervals:
         secs = overlap(iv.start, iv.end, since)
-        row = acc.setdefault(iv.name, [0.0, 0.0])
+        row = acc.setdefault(_key(iv), [0.0, 0.0])
         row[0] += secs
         row[1] += iv.rate * secs / 3600.0
-    return [NameTotal(n, s, c) for n, (s, c) in sorted(acc.items())]
+    return [NameTotal(n, s, c, _currency(cur)) for (n, cur), (s, c) in sorted(acc.items())]
 
 
 @dataclass(frozen=True, slots=True)
 class PeriodRow:
-    """One instance's cost today / this week / this month / all time (unrounded)."""
+    """One instance's cost today / this week / this month / all time (unrounded), in `currency`."""
 
     name: str
     today: float
@@ -201,24 +226,26 @@ class PeriodRow:
     month: float
     all_time: float
     hourly_rate: float  # of its latest interval
+    currency: str | None = None
 
 
 def per_period(intervals: Iterable[Interval], now: float, tz: tzinfo | None = None) -> list[PeriodRow]:
-    """Cost per instance in the local calendar periods containing `now`, by name."""
+    """Cost per instance and currency in the local calendar periods containing `now`, by name."""
     p = period_starts(now, tz)
-    acc: dict[str, list[float]] = {}
-    latest: dict[str, tuple[float, float]] = {}
+    acc: dict[tuple[str, str], list[float]] = {}
+    latest: dict[tuple[str, str], tuple[float, float]] = {}
     for iv in intervals:
-        row = acc.setdefault(iv.name, [0.0, 0.0, 0.0, 0.0])
+        key = _key(iv)
+        row = acc.setdefault(key, [0.0, 0.0, 0.0, 0.0])
         row[0] += iv.cost_between(p.today)
         row[1] += iv.cost_between(p.week)
         row[2] += iv.cost_between(p.month)
         row[3] += iv.cost_between()
-        if iv.name not in latest or iv.end >= latest[iv.name][0]:
-            latest[iv.name] = (iv.end, iv.rate)
+        if key not in latest or iv.end >= latest[key][0]:
+            latest[key] = (iv.end, iv.rate)
     return [
-        PeriodRow(n, today, week, month, all_time, hourly_rate=latest[n][1])
-        for n, (today, week, month, all_time) in sorted(acc.items())
+        PeriodRow(key[0], today, week, month, all_time, hourly_rate=latest[key][1], currency=_currency(key[1]))
+        for key, (today, week, month, all_time) in sorted(acc.items())
     ]
 
 
@@ -238,3 +265,11 @@ def daily_costs(
                 per = out[d]
                 per[iv.name] = per.get(iv.name, 0.0) + iv.rate * secs / 3600.0
     return list(out.items())
+
+
+def daily_costs_by_currency(
+    intervals: Iterable[Interval], now: float, days: int = 14, tz: tzinfo | None = None
+) -> dict[str | None, list[tuple[date, dict[str, float]]]]:
+    """`daily_costs` for each currency apart (sorted by symbol, None first): one chart each."""
+    ivs = list(intervals)
+    return {c: daily_costs([iv for iv in ivs if iv.currency == c], now, days, tz) for c in currencies(ivs)}

@@ -87,6 +87,8 @@ class InstanceFacts:
     billing: bool = False
     last_message: str | None = None
     """Why it is not online, in the dashboard's words (shown in the unreachable message)."""
+    currency: str | None = None
+    """What `hourly_rate` is in, where not the rules' (settings.currency)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +138,7 @@ class LaptopRules:
             out.append(Notice("idle", inst.name, _("{name} idle for {duration}").format(
                 name=inst.name, duration=format_duration_s(idle)), _(
                 "Every GPU idle and no job running; still billing {rate}.").format(
-                rate=format_rate_per_hour(inst.hourly_rate, self.currency))))
+                rate=format_rate_per_hour(inst.hourly_rate, inst.currency or self.currency))))
         down = inst.state in UNREACHABLE_STATES
         if not down:
             self._down_since.pop(inst.name, None)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime, tzinfo
 
 from gpu_tui.core.i18n import N_, _
@@ -33,6 +34,8 @@ __all__ = [
     "format_percent",
     "format_money",
     "format_rate_per_hour",
+    "format_money_sum",
+    "format_rates_per_hour",
     "format_clock_hm",
     "format_clock_hms",
     "format_local_date",
@@ -174,6 +177,19 @@ def format_rate_per_hour(rate: float | None, currency: str) -> str:
     """An hourly price: `¥1.98/h` (`¥1.98/时` in Chinese); `-` when unknown."""
     money = format_money(rate, currency)
     return MISSING if money == MISSING else _("{money}/h").format(money=money)
+
+
+def format_money_sum(amounts: Iterable[tuple[str, float | None]]) -> str:
+    """Amounts in several currencies, side by side and never added up (gpu-tui converts
+    nothing): `¥12.40 + $3.10`; one currency reads as `format_money`; `-` when there is none."""
+    parts = [format_money(amount, currency) for currency, amount in amounts]
+    return " + ".join(parts) if parts else MISSING
+
+
+def format_rates_per_hour(rates: Iterable[tuple[str, float | None]]) -> str:
+    """Hourly prices in several currencies: `¥1.98/h + $0.69/h`; `-` when there is none."""
+    parts = [format_rate_per_hour(rate, currency) for currency, rate in rates]
+    return " + ".join(parts) if parts else MISSING
 
 
 # clock

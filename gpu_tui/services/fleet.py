@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core.cost import cost_so_far
+from gpu_tui.core.cost import cost_so_far, currency_of, per_currency
 from gpu_tui.core.history import HostHistory
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
@@ -233,6 +233,18 @@ class Fleet:
 
     def cost_so_far(self, now: float) -> float:
         return round(sum(c for v in self.views.values() if (c := v.cost_so_far(now)) is not None), 2)
+
+    def burn_by_currency(self, default: str) -> list[tuple[str, float]]:
+        """The burn rate per currency (`default`: settings.currency, first), never summed across."""
+        billing = [v for v in self.views.values() if v.billing]
+        return per_currency(((currency_of(v.config.currency, default), v.config.hourly_rate) for v in billing),
+                            default) or [(default, 0.0)]
+
+    def cost_by_currency(self, now: float, default: str) -> list[tuple[str, float]]:
+        """Cost so far per currency (`default` first), never summed across."""
+        costs = [(currency_of(v.config.currency, default), c) for v in self.views.values()
+                 if (c := v.cost_so_far(now)) is not None]
+        return per_currency(costs, default) or [(default, 0.0)]
 
     def retry(self, name: str) -> None:
         self.monitors[name].retry_now()

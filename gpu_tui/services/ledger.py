@@ -8,6 +8,11 @@ WAL mode, `synchronous=NORMAL` (a commit survives a crash of gpu-tui; a power cu
 last few seconds, which the next observation of the same boot restores) and a busy timeout,
 so the dashboard and any number of `gpu-tui status` runs can write at once.
 
+Each interval keeps the currency it bills in (the instance's own `currency`; NULL: whatever
+`settings.currency` is, as every interval of a schema-1 file). The reads take the settings'
+currency to fill that in; nothing here adds two currencies. Schema 1 files gain the column
+on first open (an additive ALTER: their rows keep their meaning).
+
 `observe` and `close` never raise (a failure is logged and returns False: the dashboard must
 not die because the disk is full or another process holds the lock past the timeout); the
 reads raise `LedgerError`. The connection opens lazily and is safe to share between threads.
@@ -33,6 +38,7 @@ from gpu_tui.core.ledgermath import (
     PeriodRow,
     Segment,
     daily_costs,
+    daily_costs_by_currency,
     per_period,
     plan_observation,
     totals,
@@ -42,7 +48,7 @@ __all__ = ["Ledger", "LedgerError", "SCHEMA_VERSION", "BOOT_TOLERANCE_S", "CLOSE
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BOOT_TOLERANCE_S = 90.0
 CLOSE_GAP_S = 900.0
 """`close` extends an interval to the shutdown time only when it was seen up this recently."""
@@ -55,12 +61,17 @@ CREATE TABLE IF NOT EXISTS intervals (
     boot          REAL NOT NULL,   -- estimated boot time, epoch s (first estimate of that boot)
     start_at      REAL NOT NULL,   -- epoch s; boot, or when the rate changed
     end_at        REAL NOT NULL,   -- last seen up, or the verified shutdown
-    rate          REAL NOT NULL,   -- per hour, in the configured currency
+    rate          REAL NOT NULL,   -- per hour, in `currency`
     closed_reason TEXT,            -- e.g. 'shutdown', NULL while it may still be billing
+    currency      TEXT,            -- the instance's own; NULL: settings.currency (schema 2)
     CHECK (end_at >= start_at)
 )""",
     "CREATE INDEX IF NOT EXISTS intervals_name_boot ON intervals (name, boot)",
 )
+_MIGRATE_1 = "ALTER TABLE intervals ADD COLUMN currency TEXT"
+
+Observation = tuple[str, float, float, float] | tuple[str, float, float, float, str | None]
+"""`(name, uptime_seconds, rate, now)`, optionally with the instance's own currency."""
 
 
 class LedgerError(GpuTuiError):
@@ -89,8 +100,10 @@ class Ledger:
         self.tz = tz
         self._db: sqlite3.Connection | None = None
         self._lock = threading.RLock()
-        self._written: dict[str, tuple[float, float, float]] = {}  # name -> (boot, rate, seen)
-        self._held: dict[str, tuple[float, float, float]] = {}  # name -> (uptime, rate, now)
+        # name -> (boot, rate, seen, currency)
+        self._written: dict[str, tuple[float, float, float, str | None]] = {}
+        # name -> (uptime, rate, now, currency)
+        self._held: dict[str, tuple[float, float, float, str | None]] = {}
 
     # ------------------------------------------------------------------ connection
 
@@ -112,6 +125,9 @@ class Ledger:
                     with _transaction(db):
                         for stmt in _SCHEMA:
                             db.execute(stmt)
+                        columns = {row[1] for row in db.execute("PRAGMA table_info(intervals)")}
+                        if "currency" not in columns:  # a schema 1 file: add, keep every row
+                            db.execute(_MIGRATE_1)
                         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             except BaseException:
                 db.close()
@@ -135,21 +151,25 @@ class Ledger:
 
     # ------------------------------------------------------------------ writes
 
-    def observe(self, name: str, uptime_seconds: float, rate: float, now: float) -> bool:
-        """Record that `name` has been up `uptime_seconds` at `now`, billing `rate` per hour.
-        False when it could not be written (logged)."""
-        return self.observe_many([(name, uptime_seconds, rate, now)])
+    def observe(
+        self, name: str, uptime_seconds: float, rate: float, now: float, currency: str | None = None
+    ) -> bool:
+        """Record that `name` has been up `uptime_seconds` at `now`, billing `rate` per hour in
+        `currency` (the instance's own; None: settings.currency). False when it could not be
+        written (logged)."""
+        return self.observe_many([(name, uptime_seconds, rate, now, currency)])
 
-    def observe_many(self, observations: Iterable[tuple[str, float, float, float]]) -> bool:
-        """Several `(name, uptime_seconds, rate, now)` observations in one transaction."""
+    def observe_many(self, observations: Iterable[Observation]) -> bool:
+        """Several `(name, uptime_seconds, rate, now[, currency])` observations in one transaction."""
         todo = []
         with self._lock:
-            for name, uptime, rate, now in observations:
+            for name, uptime, rate, now, *rest in observations:
+                currency = rest[0] if rest else None
                 if uptime is None or uptime < 0:
                     continue
-                if self._hold(name, float(uptime), float(rate), float(now)):
+                if self._hold(name, float(uptime), float(rate), float(now), currency):
                     continue
-                todo.append((name, float(uptime), float(rate), float(now)))
+                todo.append((name, float(uptime), float(rate), float(now), currency))
             return self._write(todo)
 
     def flush(self) -> bool:
@@ -158,7 +178,7 @@ class Ledger:
             held, self._held = self._held, {}
             return self._write([(n, *obs) for n, obs in held.items()])
 
-    def _hold(self, name: str, uptime: float, rate: float, now: float) -> bool:
+    def _hold(self, name: str, uptime: float, rate: float, now: float, currency: str | None) -> bool:
         if self.min_write_interval <= 0:
             return False
         last = self._written.get(name)
@@ -166,34 +186,38 @@ class Ledger:
             last is not None
             and abs(last[0] - (now - uptime)) <= self.tolerance
             and last[1] == rate
+            and last[3] == currency
             and 0 <= now - last[2] < self.min_write_interval
         ):
-            self._held[name] = (uptime, rate, now)
+            self._held[name] = (uptime, rate, now, currency)
             return True
         return False
 
-    def _write(self, todo: list[tuple[str, float, float, float]]) -> bool:
+    def _write(self, todo: list[tuple[str, float, float, float, str | None]]) -> bool:
         if not todo:
             return True
         try:
             db = self._conn()
             with _transaction(db):
-                for name, uptime, rate, now in todo:
-                    self._apply(db, name, now - uptime, now, rate)
+                for name, uptime, rate, now, currency in todo:
+                    self._apply(db, name, now - uptime, now, rate, currency)
         except (sqlite3.Error, OSError, LedgerError) as exc:
             log.warning("ledger %s: could not record %d observation(s): %s", self.path, len(todo), exc)
             return False
-        for name, uptime, rate, now in todo:
-            self._written[name] = (now - uptime, rate, now)
+        for name, uptime, rate, now, currency in todo:
+            self._written[name] = (now - uptime, rate, now, currency)
             self._held.pop(name, None)
         return True
 
-    def _apply(self, db: sqlite3.Connection, name: str, boot: float, seen: float, rate: float) -> None:
+    def _apply(
+        self, db: sqlite3.Connection, name: str, boot: float, seen: float, rate: float, currency: str | None
+    ) -> None:
         tol = self.tolerance
         same = [
             Segment(*row)
             for row in db.execute(
-                "SELECT id, boot, start_at, end_at, rate FROM intervals WHERE name = ? AND boot BETWEEN ? AND ?",
+                "SELECT id, boot, start_at, end_at, rate, currency FROM intervals "
+                "WHERE name = ? AND boot BETWEEN ? AND ?",
                 (name, boot - tol, boot + tol),
             )
         ]
@@ -203,13 +227,13 @@ class Ledger:
         next_start = db.execute(
             "SELECT MIN(start_at) FROM intervals WHERE name = ? AND boot > ?", (name, boot + tol)
         ).fetchone()[0]
-        plan = plan_observation(same, boot, seen, rate, prev_end=prev_end, next_start=next_start)
+        plan = plan_observation(same, boot, seen, rate, currency=currency, prev_end=prev_end, next_start=next_start)
         if isinstance(plan, Extend):
             db.execute("UPDATE intervals SET end_at = ?, closed_reason = NULL WHERE id = ?", (plan.end, plan.id))
         elif isinstance(plan, Insert):
             db.execute(
-                "INSERT INTO intervals (name, boot, start_at, end_at, rate) VALUES (?, ?, ?, ?, ?)",
-                (name, plan.boot, plan.start, plan.end, plan.rate),
+                "INSERT INTO intervals (name, boot, start_at, end_at, rate, currency) VALUES (?, ?, ?, ?, ?, ?)",
+                (name, plan.boot, plan.start, plan.end, plan.rate, plan.currency),
             )
 
     def close(self, name: str, at: float, reason: str = "shutdown") -> bool:
@@ -238,30 +262,40 @@ class Ledger:
 
     # ------------------------------------------------------------------ reads
 
-    def intervals(self, since: float | None = None) -> list[Interval]:
-        """Every interval (ending after `since`), oldest first."""
+    def intervals(self, since: float | None = None, *, currency: str | None = None) -> list[Interval]:
+        """Every interval (ending after `since`), oldest first; one recorded without a currency
+        is in `currency` (pass settings.currency; None leaves it None)."""
         with self._lock:
             try:
                 db = self._conn()
                 rows = db.execute(
-                    "SELECT name, start_at, end_at, rate FROM intervals WHERE end_at > ? ORDER BY start_at, id",
+                    "SELECT name, start_at, end_at, rate, currency FROM intervals WHERE end_at > ? "
+                    "ORDER BY start_at, id",
                     (float("-inf") if since is None else since,),
                 ).fetchall()
             except (sqlite3.Error, OSError) as exc:
                 raise LedgerError(_("cannot read {path}: {error}").format(path=self.path, error=exc)) from exc
-        return [Interval(*r) for r in rows]
+        return [Interval(name, start, end, rate, own or currency) for name, start, end, rate, own in rows]
 
-    def totals(self, since: float | None = None) -> list[NameTotal]:
-        """Seconds and cost per instance name (by name); only time after `since` counts."""
-        return totals(self.intervals(since), since)
+    def totals(self, since: float | None = None, *, currency: str | None = None) -> list[NameTotal]:
+        """Seconds and cost per instance name and currency (by name); only time after `since`
+        counts. `currency`: settings.currency, for what was recorded without one."""
+        return totals(self.intervals(since, currency=currency), since)
 
-    def per_period(self, now: float) -> list[PeriodRow]:
-        """Cost per instance today / this week / this month / all time, local calendar."""
-        return per_period(self.intervals(), now, self.tz)
+    def per_period(self, now: float, *, currency: str | None = None) -> list[PeriodRow]:
+        """Cost per instance (and currency) today / this week / this month / all time, local calendar."""
+        return per_period(self.intervals(currency=currency), now, self.tz)
 
     def daily(self, now: float, days: int = 14) -> list[tuple[date, dict[str, float]]]:
-        """The last `days` local days, oldest first, each with its cost per instance."""
+        """The last `days` local days, oldest first, each with its cost per instance (one
+        currency's fleet; `daily_by_currency` keeps currencies apart)."""
         return daily_costs(self.intervals(), now, days, self.tz)
+
+    def daily_by_currency(
+        self, now: float, days: int = 14, *, currency: str | None = None
+    ) -> dict[str | None, list[tuple[date, dict[str, float]]]]:
+        """`daily` for each currency the ledger holds, apart (none when it holds nothing)."""
+        return daily_costs_by_currency(self.intervals(currency=currency), now, days, self.tz)
 
     def check(self) -> str:
         """SQLite's own integrity check ('ok' when sound)."""

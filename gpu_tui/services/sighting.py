@@ -31,4 +31,4 @@ async def record_sighting(host: Host, inst: InstanceConfig, ledger_file: Path) -
     if stats.uptime_seconds is None:
         return False
     with Ledger(ledger_file) as ledger:
-        return ledger.observe(inst.name, stats.uptime_seconds, inst.hourly_rate, stats.taken_at)
+        return ledger.observe(inst.name, stats.uptime_seconds, inst.hourly_rate, stats.taken_at, inst.currency)

@@ -56,17 +56,21 @@ def test_cost_json_is_the_contract_shape_with_cents_and_removed_instances(tmp_pa
     res = run_cost(tmp_path, "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc == {
+    assert doc == {  # `totals` and each instance's `currency` were added with per-currency money
         "currency": "¥",
         "total": 26.79,
-        "instances": [{"name": "kept", "hours": 10.5, "cost": 20.79}, {"name": "removed", "hours": 2.0, "cost": 6.0}],
+        "totals": {"¥": 26.79},
+        "instances": [
+            {"name": "kept", "hours": 10.5, "cost": 20.79, "currency": "¥"},
+            {"name": "removed", "hours": 2.0, "cost": 6.0, "currency": "¥"},
+        ],
     }
 
 
 def test_since_counts_only_time_after_that_local_midnight(tmp_path: Path) -> None:
     fill(tmp_path)
     doc = json.loads(run_cost(tmp_path, "--json", "--since", "2025-03-12").stdout)
-    assert doc["instances"] == [{"name": "kept", "hours": 9.0, "cost": 17.82}]  # nothing of "removed" after it
+    assert doc["instances"] == [{"name": "kept", "hours": 9.0, "cost": 17.82, "currency": "¥"}]  # no "removed"
     assert doc["total"] == 17.82
     doc = json.loads(run_cost(tmp_path, "--json", "--since", "2025-03-13").stdout)
     assert doc["total"] == 0.0 and doc["instances"] == []
@@ -86,6 +90,50 @@ def test_text_output_is_a_table_and_a_total(tmp_path: Path) -> None:
     assert since.startswith("since 2025-03-12\n") and "¥17.82" in since
 
 
+MIXED = (
+    '[settings]\ncurrency = "¥"\n\n'
+    '[[instances]]\nname = "autodl-4090"\nhost = "10.0.0.1"\nhourly_rate = 1.98\n\n'
+    '[[instances]]\nname = "runpod-a40"\nhost = "10.0.0.2"\nhourly_rate = 0.69\ncurrency = "$"\n'
+)
+
+
+def fill_mixed(tmp: Path) -> None:
+    """An AutoDL box in yuan and a RunPod pod in dollars, 4 h each, written as the dashboard does."""
+    with Ledger(ledger_path(tmp)) as ledger:
+        ledger.observe("autodl-4090", 4 * 3600, 1.98, NOON)  # settings' currency: stored without one
+        ledger.observe("runpod-a40", 4 * 3600, 0.69, NOON, "$")
+
+
+def test_two_currencies_are_totalled_apart_never_summed(tmp_path: Path) -> None:
+    fill_mixed(tmp_path)
+    doc = json.loads(run_cost(tmp_path, "--json", config=MIXED).stdout)
+    assert doc["currency"] == "¥"
+    assert doc["total"] == 7.92  # `total` stays settings.currency's: 4 h x ¥1.98, no dollars in it
+    assert doc["totals"] == {"¥": 7.92, "$": 2.76}
+    assert doc["instances"] == [
+        {"name": "autodl-4090", "hours": 4.0, "cost": 7.92, "currency": "¥"},
+        {"name": "runpod-a40", "hours": 4.0, "cost": 2.76, "currency": "$"},
+    ]
+    lines = run_cost(tmp_path, config=MIXED).stdout.splitlines()
+    assert lines[2].split() == ["autodl-4090", "4.00", "¥7.92"]
+    assert lines[3].split() == ["runpod-a40", "4.00", "$2.76"]
+    assert lines[4].split() == ["TOTAL", "8.00", "¥7.92", "+", "$2.76"]
+    assert "10.68" not in "\n".join(lines)  # ¥7.92 + $2.76 added up would be a lie
+    assert len({len(line) for line in lines[1:]}) == 1  # the two-currency TOTAL cell sized its column
+
+
+def test_a_dollar_settings_file_counts_yuan_apart(tmp_path: Path) -> None:
+    """Whatever settings.currency is, `total` is the money in it; an interval recorded without a
+    currency follows settings.currency (as every interval of an older ledger does)."""
+    with Ledger(ledger_path(tmp_path)) as ledger:
+        ledger.observe("autodl-4090", 3600, 1.98, NOON, "¥")
+        ledger.observe("runpod-a40", 3600, 0.69, NOON)
+    config = '[settings]\ncurrency = "$"\n\n[[instances]]\nname = "runpod-a40"\nhost = "10.0.0.2"\nhourly_rate = 0.69\n'
+    doc = json.loads(run_cost(tmp_path, "--json", config=config).stdout)
+    assert doc["currency"] == "$" and doc["total"] == 0.69
+    assert doc["totals"] == {"$": 0.69, "¥": 1.98}  # settings' currency first
+
+
 def test_a_bad_date_is_one_line_and_exit_2(tmp_path: Path) -> None:
     for bad in ("2025-13-01", "yesterday", "20250301", "2025-02-30"):
         res = run_cost(tmp_path, "--since", bad)
@@ -95,7 +143,8 @@ def test_a_bad_date_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 def test_no_ledger_yet_is_empty_and_creates_nothing(tmp_path: Path) -> None:
     res = run_cost(tmp_path, "--json")
-    assert res.returncode == 0 and json.loads(res.stdout) == {"currency": "¥", "total": 0.0, "instances": []}
+    assert res.returncode == 0
+    assert json.loads(res.stdout) == {"currency": "¥", "total": 0.0, "totals": {"¥": 0.0}, "instances": []}
     assert "nothing recorded" in run_cost(tmp_path).stdout
     assert not ledger_path(tmp_path).exists()
 

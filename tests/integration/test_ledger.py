@@ -227,3 +227,76 @@ def test_observe_cost(tmp_path: Path) -> None:
         ledger.observe("box", 3601 + k, 2.0, T0 + 1 + k)
     per = (time.perf_counter() - t) / n
     assert per < 0.02, f"{per * 1e6:.0f} us per observe"
+
+
+# ------------------------------------------------------------------------------ currencies
+
+SCHEMA_1 = """
+CREATE TABLE intervals (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, boot REAL NOT NULL, start_at REAL NOT NULL,
+    end_at REAL NOT NULL, rate REAL NOT NULL, closed_reason TEXT, CHECK (end_at >= start_at));
+CREATE INDEX intervals_name_boot ON intervals (name, boot);
+PRAGMA user_version = 1;
+"""
+
+
+def test_a_schema_1_file_gains_the_currency_column_and_keeps_its_rows(tmp_path: Path) -> None:
+    """A ledger written before currencies (schema 1, as gpu-tui wrote it): it opens, its rows
+    read as settings.currency's, and the dashboard's next observation extends the same row."""
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(str(path))
+    db.executescript(SCHEMA_1)
+    db.execute("INSERT INTO intervals (name, boot, start_at, end_at, rate, closed_reason) VALUES "
+               "('old-box', ?, ?, ?, 1.98, 'shutdown'), ('box', ?, ?, ?, 2.0, NULL)",
+               (T0 - 90000, T0 - 90000, T0 - 86400, T0 - 3600, T0 - 3600, T0))
+    db.commit()
+    db.close()
+    with Ledger(path) as ledger:
+        ivs = ledger.intervals(currency="¥")
+        assert [(iv.name, iv.rate, iv.currency) for iv in ivs] == [("old-box", 1.98, "¥"), ("box", 2.0, "¥")]
+        assert ledger.observe("box", 3600 + 60, 2.0, T0 + 60)  # same boot, same (settings') currency
+        assert [iv.end for iv in ledger.intervals()] == [T0 - 86400, T0 + 60]
+        assert ledger.check() == "ok"
+    db = sqlite3.connect(str(path))
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert "currency" in {row[1] for row in db.execute("PRAGMA table_info(intervals)")}
+    assert db.execute("SELECT COUNT(*) FROM intervals").fetchone()[0] == 2
+    db.close()
+    with Ledger(path) as again:  # a second open migrates nothing twice
+        assert len(again.intervals()) == 2
+
+
+def test_each_interval_keeps_its_currency_and_sums_stay_apart(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "l.sqlite3") as ledger:
+        ledger.observe("autodl", 3600, 1.98, T0)
+        ledger.observe("runpod", 3600, 0.69, T0, "$")
+        ledger.observe("runpod", 7200, 0.69, T0 + 3600, "$")  # extends: same price, same currency
+        assert [(t.name, t.currency, round(t.cost, 2)) for t in ledger.totals(currency="¥")] == [
+            ("autodl", "¥", 1.98), ("runpod", "$", 1.38)]
+        assert [t.currency for t in ledger.totals()] == [None, "$"]  # unresolved without settings'
+        rows = ledger.per_period(T0 + 3600, currency="¥")
+        assert [(r.name, r.currency, r.hourly_rate) for r in rows] == [("autodl", "¥", 1.98), ("runpod", "$", 0.69)]
+        charts = ledger.daily_by_currency(T0 + 3600, 3, currency="¥")
+        assert set(charts) == {"¥", "$"}
+        assert round(sum(sum(per.values()) for _d, per in charts["$"]), 2) == 1.38
+        assert set().union(*(per for _d, per in charts["¥"])) == {"autodl"}
+
+
+def test_a_currency_change_on_the_same_boot_is_a_new_segment(tmp_path: Path) -> None:
+    """Re-imported as a dollar instance at the same number: the price changed, so the time from
+    then on is billed in dollars, the time before stays in yuan."""
+    with Ledger(tmp_path / "l.sqlite3") as ledger:
+        ledger.observe("box", 3600, 2.0, T0)
+        ledger.observe("box", 7200, 2.0, T0 + 3600, "$")
+        totals = {t.currency: (t.hours, t.cost) for t in ledger.totals(currency="¥")}
+        assert totals == {"¥": (1.0, 2.0), "$": (1.0, 2.0)}
+
+
+def test_the_throttle_writes_a_currency_change_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite3"
+    ledger = Ledger(path, min_write_interval=30.0)
+    ledger.observe("box", 3600, 2.0, T0)
+    ledger.observe("box", 3601, 2.0, T0 + 1)  # held: a repeat
+    ledger.observe("box", 3602, 2.0, T0 + 2, "$")  # not held: the price is new
+    assert [iv.currency for iv in Ledger(path).intervals()] == [None, "$"]
+    ledger.close_db()

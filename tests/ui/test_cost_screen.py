@@ -84,3 +84,24 @@ async def test_an_unreadable_ledger_is_a_message_not_a_crash(tmp_path: Path) -> 
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert "cannot read" in text_of(app, "cost-head")
+
+
+async def test_a_mixed_ledger_keeps_each_currency_apart(tmp_path: Path) -> None:
+    """An AutoDL box in yuan (recorded without a currency: settings') and a RunPod pod in dollars:
+    each row in its own currency, the totals side by side, one chart per currency."""
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    ledger.observe("autodl-4090", 2 * HOUR, 1.98, NOW)
+    ledger.observe("runpod-a40", 4 * HOUR, 0.69, NOW, "$")
+    app = Host(ledger, lambda: NOW)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        rows = {line.split()[0]: line.split()[1:] for line in text_of(app, "cost-table").splitlines() if line.strip()}
+        assert rows["autodl-4090"] == ["¥1.98/h", "¥3.96", "¥3.96", "¥3.96", "¥3.96"]
+        assert rows["runpod-a40"] == ["$0.69/h", "$2.76", "$2.76", "$2.76", "$2.76"]
+        # one total per currency, never ¥6.72
+        totals = [line.split() for line in text_of(app, "cost-table").splitlines() if line.startswith("total")]
+        assert totals == [["total", "in", "¥", *["¥3.96"] * 4], ["total", "in", "$", *["$2.76"] * 4]]
+        chart = text_of(app, "cost-chart")
+        assert "¥ per day, last 14 days" in chart and "$ per day, last 14 days" in chart
+        assert chart.index("¥ per day") < chart.index("$ per day")  # settings.currency's first
+    ledger.close_db()

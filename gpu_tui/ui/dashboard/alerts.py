@@ -11,6 +11,7 @@ import asyncio
 import logging
 import math
 
+from gpu_tui.core.cost import only_in
 from gpu_tui.core.i18n import _
 from gpu_tui.core.lowutil import LowUtil, assess
 from gpu_tui.core.notifyrules import FleetFacts, InstanceFacts, LaptopRules, Notice
@@ -78,11 +79,13 @@ class LaptopAlerts:
             self._low_at = now
             self._low = {v.name: assess(v.history, now, idle_below=idle_below) for v in views}
         facts = FleetFacts(
-            now=now, day=format_local_date(now), today_cost=today_cost, burn_per_hour=fleet.burn_rate(),
+            now=now, day=format_local_date(now), today_cost=today_cost,
+            # the budget and its burn are settings.currency's only: nothing is converted
+            burn_per_hour=only_in(fleet.burn_by_currency(rules.currency), rules.currency),
             instances=[InstanceFacts(
                 name=v.name, state=v.shown_state, hourly_rate=v.config.hourly_rate, idle_seconds=v.idle_seconds(now),
                 low_util=self._low.get(v.name), autodl=v.config.provider == "autodl", billing=v.billing,
-                last_message=v.message) for v in views],
+                last_message=v.message, currency=v.config.currency) for v in views],
             balance=self.balance[0] if self.balance else None,
             # nothing burning: the balance does not run out (math.inf re-arms the event)
             balance_hours_left=None if self.balance is None else (

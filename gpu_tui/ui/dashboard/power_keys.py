@@ -8,9 +8,10 @@ import time
 from rich.text import Text
 
 from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.cost import per_currency
 from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
-from gpu_tui.core.units import format_rate_per_hour
+from gpu_tui.core.units import format_rates_per_hour
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.power import ShutdownResult, pull_before
 from gpu_tui.services.providers.ops import shutdown_fleet
@@ -56,7 +57,9 @@ class PowerKeys:
         return True if self.billing() else None  # shutdown_all
 
     def _rate_text(self, views: list[InstanceView]) -> str:
-        return format_rate_per_hour(sum(v.config.hourly_rate for v in views), self._ctx.currency)
+        default = self._ctx.currency  # never one sum across currencies
+        return format_rates_per_hour(per_currency(((v.config.currency or default, v.config.hourly_rate) for v in views),
+                                                  default))
 
     def shutdown(self, view: InstanceView) -> None:
         if not self.possible():

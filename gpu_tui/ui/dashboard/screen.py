@@ -273,8 +273,8 @@ class DashboardScreen(Screen[None]):
             # every sighting of an instance up is billing time, whatever its GPUs say
             ledger = self._opened.ledger if self._opened else None
             if ledger is not None and self._fleet is not None:
-                rate = self._fleet.views[name].config.hourly_rate
-                ledger.observe(name, event.stats.uptime_seconds, rate, event.stats.taken_at)
+                cfg = self._fleet.views[name].config
+                ledger.observe(name, event.stats.uptime_seconds, cfg.hourly_rate, event.stats.taken_at, cfg.currency)
 
     def on_job_ended(self, message: JobEnded) -> None:
         if not self._closing:

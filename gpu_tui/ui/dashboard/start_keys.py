@@ -61,6 +61,6 @@ class StartKeys:
             if opened.onboarder is not None:
                 cfg = await asyncio.to_thread(opened.onboarder.update, inst.name, fields)
         if opened.ledger is not None:
-            opened.ledger.observe(inst.name, 0.0, cfg.hourly_rate, time.time())
+            opened.ledger.observe(inst.name, 0.0, cfg.hourly_rate, time.time(), cfg.currency)
         fleet.add(cfg, opened.make_host(cfg))
         self._ctx.notify(f"{inst.name}: {result.detail}", timeout=10, markup=False)

@@ -1,5 +1,6 @@
 """What the dashboard says unasked about money: idle instances, the daily budget, and the
-AutoDL, RunPod and Vast.ai balances with how long each lasts."""
+AutoDL, RunPod and Vast.ai balances with how long each lasts. The budget is in
+settings.currency and counts only what bills in it (gpu-tui converts nothing)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,17 @@ from collections.abc import Awaitable, Callable
 from rich.text import Text
 
 from gpu_tui.core.actions import key_label
+from gpu_tui.core.cost import currency_of, only_in, others_than, per_currency
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.providers import AccountBalance
-from gpu_tui.core.units import format_duration_s, format_local_date, format_money, format_rate_per_hour
+from gpu_tui.core.units import (
+    format_duration_s,
+    format_local_date,
+    format_money,
+    format_money_sum,
+    format_rate_per_hour,
+)
 from gpu_tui.services.autodl_api import hours_left
 from gpu_tui.services.providers import LABELS
 from gpu_tui.ui.dashboard.context import DashboardContext
@@ -48,34 +56,40 @@ class MoneyWarnings:
                     _("{name} has been idle {duration} (every GPU under {percent}%, no job running) and still "
                       "bills {rate}. {key} shuts it down.").format(
                         name=view.name, duration=format_duration_s(idle), percent=s.idle_util_percent,
-                        rate=format_rate_per_hour(view.config.hourly_rate, s.currency),
+                        rate=format_rate_per_hour(
+                            view.config.hourly_rate, currency_of(view.config.currency, s.currency)),
                         key=key_label(self._ctx.key_for("shutdown"))),
                     title=_("idle"), severity="warning", timeout=30, markup=False,
                 )
 
     def budget(self, now: float) -> float | None:
-        """Once a day, when today's cost in the ledger passes settings.budget_daily; returns
-        today's cost (None when there is no budget or no ledger), for the notifications."""
+        """Once a day, when today's cost in settings.currency passes settings.budget_daily (what
+        bills in other currencies is named, not counted); returns today's cost in
+        settings.currency (None when there is no budget or no ledger), for the notifications."""
         opened, fleet = self._ctx.opened, self._ctx.fleet
         if opened is None or opened.ledger is None or opened.settings.settings.budget_daily <= 0:
             return None
         s, ledger = opened.settings.settings, opened.ledger
         ledger.flush()
         try:
-            today = float(sum(row.today for row in ledger.per_period(now)))
+            rows = ledger.per_period(now, currency=s.currency)
         except GpuTuiError as exc:
             log.warning("budget check: %s", exc)
             return None
+        sums = per_currency(((r.currency or s.currency, r.today) for r in rows), s.currency)
+        today = only_in(sums, s.currency)
         day = format_local_date(now)
         if today > s.budget_daily and self._budget_warned != day:
             self._budget_warned = day
-            burn = fleet.burn_rate() if fleet else 0
-            self._ctx.notify(
-                _("today's cost {cost} has passed your daily budget of {budget} (burning {rate})").format(
-                    cost=format_money(today, s.currency), budget=format_money(s.budget_daily, s.currency),
-                    rate=format_rate_per_hour(burn, s.currency)),
-                title=_("budget"), severity="error", timeout=60, markup=False,
-            )
+            burn = only_in(fleet.burn_by_currency(s.currency), s.currency) if fleet else 0
+            message = _("today's cost {cost} has passed your daily budget of {budget} (burning {rate})").format(
+                cost=format_money(today, s.currency), budget=format_money(s.budget_daily, s.currency),
+                rate=format_rate_per_hour(burn, s.currency))
+            others = [(c, v) for c, v in others_than(sums, s.currency) if v > 0]
+            if others:
+                message += " " + _("The budget is in {currency}: {others} today in other currencies is not counted."
+                                   ).format(currency=s.currency, others=format_money_sum(others))
+            self._ctx.notify(message, title=_("budget"), severity="error", timeout=60, markup=False)
         return today
 
     async def balance_note(self) -> Text | None:

@@ -1,5 +1,7 @@
 """`$`: the cost ledger: per instance today / this week / this month / all time, and a plotext bar
-chart of the fleet's cost per day over the last 14 days. Reads the ledger every few seconds."""
+chart of the fleet's cost per day over the last 14 days. Reads the ledger every few seconds.
+Each instance's money is in its own currency; a mixed fleet gets a total row and a chart per
+currency: nothing is converted or added across currencies."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from gpu_tui.core.cost import per_currency
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.ledgermath import PeriodRow
 from gpu_tui.core.text import printable
@@ -32,10 +35,12 @@ PERIODS = (N_("today"), N_("week"), N_("month"), N_("all time"))
 
 
 def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
-    """One row per instance (by name) and a total row; money to cents."""
+    """One row per instance (by name; per currency it billed in) and a total row (one per
+    currency, settings.currency's first); money to cents. `currency`: settings.currency, for rows without one."""
 
-    def money(v: float) -> str:
-        return format_money(round(v, 2), currency)
+    def money(v: float, cur: str | None) -> str:
+        return format_money(round(v, 2), cur or currency)
+
 
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, width=min(width, 80))
     t.add_column(_("instance"), overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
@@ -44,16 +49,20 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
         t.add_column(_(head), justify="right", no_wrap=True)
     for r in rows:
         t.add_row(
-            printable(r.name), format_rate_per_hour(r.hourly_rate, currency),
-            money(r.today), money(r.week), money(r.month), money(r.all_time),
+            printable(r.name), format_rate_per_hour(r.hourly_rate, r.currency or currency),
+            money(r.today, r.currency), money(r.week, r.currency), money(r.month, r.currency),
+            money(r.all_time, r.currency),
         )
     if len(rows) > 1:
         t.add_section()
-        t.add_row(
-            Text(_("total"), style="bold"), "",
-            *(Text(money(sum(getattr(r, f) for r in rows)), style="bold")
-              for f in ("today", "week", "month", "all_time")),
-        )
+        order = [c for c, _v in per_currency(((r.currency or currency, 0.0) for r in rows), currency)]
+        for cur in order:  # one total row per currency: columns stay narrow, nothing is added across
+            label = _("total") if len(order) == 1 else _("total in {currency}").format(currency=cur)
+            t.add_row(
+                Text(label, style="bold"), "",
+                *(Text(money(sum(getattr(r, f) for r in rows if (r.currency or currency) == cur), cur), style="bold")
+                  for f in ("today", "week", "month", "all_time")),
+            )
     return t
 
 
@@ -109,8 +118,8 @@ class CostScreen(Screen[None]):
         head.append(f"  {format_local_datetime(now)}", style="dim")
         try:
             self._ledger.flush()
-            rows = self._ledger.per_period(now)
-            days = self._ledger.daily(now, DAYS)
+            rows = self._ledger.per_period(now, currency=self._currency)
+            charts = self._ledger.daily_by_currency(now, DAYS, currency=self._currency)
         except LedgerError as exc:
             self.query_one("#cost-head", Static).update(head.append(f"\n{exc.message}", style="bold red"))
             return
@@ -126,4 +135,13 @@ class CostScreen(Screen[None]):
         console = self.app.console
         table_lines = len(console.render_lines(tab, console.options.update_width(width), pad=False))
         used = 1 + table_lines + 1  # head, table, footer
-        chart.update(day_chart(days, self._currency, width=width, height=max(8, self.size.height - used)))
+        height = max(8, self.size.height - used)
+        order = sorted(charts, key=lambda c: (c != self._currency, c or ""))  # settings' currency first
+        if len(order) <= 1:
+            days = charts[order[0]] if order else []
+            chart.update(day_chart(days, order[0] or self._currency if order else self._currency,
+                                   width=width, height=height))
+            return
+        parts = [day_chart(charts[c], c or self._currency, width=width, height=max(8, height // len(order)))
+                 for c in order]
+        chart.update(Text("\n").join(parts))

@@ -93,7 +93,8 @@ def progress_text(summary: LogSummary, view: InstanceView, now: float, currency:
             if rate:
                 more = rate * p.eta_seconds / 3600
                 so_far = view.cost_so_far(now) or 0.0
-                by_then, extra = format_money(so_far + more, currency), format_money(more, currency)
+                own = view.config.currency or currency  # the instance's, not the settings'
+                by_then, extra = format_money(so_far + more, own), format_money(more, own)
                 t.append("  " + _("{money} by then (+{extra})").format(money=by_then, extra=extra), style="yellow")
     if summary.last_loss is not None:
         t.append(f"  loss {summary.last_loss:.4g}", style="cyan")

@@ -1,5 +1,6 @@
 """The top bar: the fleet's burn rate and cost so far first (money must show at any width),
-then how many instances are up, the balance note, and where the fleet comes from."""
+then how many instances are up, the balance note, and where the fleet comes from. Money is per
+currency (`¥1.98/h + $0.69/h`): a mixed fleet's rates are never added up."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from gpu_tui.core.i18n import _
-from gpu_tui.core.units import format_money, format_rate_per_hour
+from gpu_tui.core.units import format_money_sum, format_rates_per_hour
 from gpu_tui.services.fleet import Fleet
 
 __all__ = ["FleetBar"]
@@ -33,9 +34,9 @@ class FleetBar(Static):
         views = list(fleet.views.values())
         billing = sum(1 for v in views if v.billing)
         t = Text()
-        t.append(format_rate_per_hour(fleet.burn_rate(), self.currency), style="bold yellow")
+        t.append(format_rates_per_hour(fleet.burn_by_currency(self.currency)), style="bold yellow")
         t.append("  " + _("so far") + " ")
-        t.append(format_money(fleet.cost_so_far(now), self.currency), style="bold")
+        t.append(format_money_sum(fleet.cost_by_currency(now, self.currency)), style="bold")
         t.append("  " + _("{online}/{total} online").format(online=billing, total=len(views)))
         if self.note is not None:
             t.append("  ")
