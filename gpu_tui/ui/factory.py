@@ -23,6 +23,7 @@ from gpu_tui.remote.local import LocalHost
 from gpu_tui.services.autodl_api import TOKEN_NAME, fetch_balance
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
 from gpu_tui.services.ledger import Ledger
+from gpu_tui.services.notify_ship import ship_configured
 from gpu_tui.services.notify_targets import load_setup
 from gpu_tui.services.onboard import Onboarder
 from gpu_tui.services.providers.ops import api_clients, import_accounts, importable_providers
@@ -80,6 +81,7 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
                       ledger=Ledger(paths.ledger_file, min_write_interval=LEDGER_WRITE_SECONDS),
                       make_host=lambda inst: build_ssh_host(inst, settings, paths, store),
                       notify=lambda: load_setup(settings, store),
+                      ship_notify=lambda host, inst: ship_configured(host, inst, settings, store),
                       typed_password=store.remembered)
 
     importable = importable_providers(store) if not settings.instances else ()

@@ -48,6 +48,9 @@ class Opened:
     notify: Callable[[], NotifySetup] | None = None
     """The notification targets (config + keyring; blocking: run it in a thread); None for the
     demo and this machine, which send nothing."""
+    ship_notify: Callable[[Host, InstanceConfig], Awaitable[list[str]]] | None = None
+    """Put the notification targets on an instance (before a job starts there), so it reports
+    the job's end itself; None for the demo and this machine."""
     make_host: Callable[[InstanceConfig], Host] | None = None
     """A fresh, unconnected host for an instance (shutdown verifies with one); None where
     gpu-tui does not power instances off (this machine, the demo)."""

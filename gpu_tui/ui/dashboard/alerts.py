@@ -17,6 +17,7 @@ from gpu_tui.core.lowutil import LowUtil, assess
 from gpu_tui.core.notifyrules import FleetFacts, InstanceFacts, LaptopRules, Notice
 from gpu_tui.core.units import format_local_date
 from gpu_tui.services.fleet import InstanceView
+from gpu_tui.services.notify_remote import INSTANCE_EVENTS
 from gpu_tui.services.notify_send import send_all
 from gpu_tui.services.notify_targets import NotifySetup, for_event
 from gpu_tui.ui.dashboard.context import DashboardContext
@@ -32,10 +33,11 @@ SEND_ATTEMPTS = 2
 
 
 def instance_sends(view: InstanceView, event: str) -> bool:
-    """WIRING POINT (instance side): True where that instance sends `event` itself (notify installed
-    there, and for idle its autostop armed), so the person gets it once. Until the instance side
-    is merged, the laptop sends every laptop event."""
-    return False
+    """Whether the instance sends `event` itself, so that the laptop does not send it too. The
+    instance sends job_end, job_failure and autostop (services/notify_remote.INSTANCE_EVENTS),
+    which the laptop never sends; every event the laptop sends (balance, budget, unreachable,
+    idle, low_util) is the laptop's alone, so none is sent twice."""
+    return event in INSTANCE_EVENTS
 
 
 class LaptopAlerts:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 
@@ -23,6 +24,8 @@ from gpu_tui.ui.screens.run_job import RunJobScreen
 
 STOPPABLE = ("running", "pending")
 """Job states `x` acts on (a pending SLURM job is cancelled before it starts)."""
+
+log = logging.getLogger(__name__)
 
 __all__ = ["alert_job_ended", "job_check", "job_ended_text", "open_logs", "run_job", "stop_job"]
 
@@ -71,6 +74,12 @@ def run_job(ctx: DashboardContext, view: InstanceView) -> None:
         return await conda_envs(host)
 
     async def start(req: JobRequest) -> JobRequest:
+        opened = ctx.opened
+        if opened is not None and opened.ship_notify is not None:
+            try:  # the instance reports the job's end itself (issue 15); never in the job's way
+                await opened.ship_notify(host, inst)
+            except GpuTuiError as exc:
+                log.info("%s: notification targets not updated: %s", inst.name, exc.english)
         return await jobsvc.start_job(host, inst, req)
 
     def done(started: JobRequest | None) -> None:

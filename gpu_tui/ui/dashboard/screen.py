@@ -21,13 +21,14 @@ from textual.widgets import Footer
 
 from gpu_tui.core.actions import ACTIONS, action, key_label
 from gpu_tui.core.i18n import N_, _
-from gpu_tui.services.events import GpuFrameReceived, HostStatsReceived, StateChanged
+from gpu_tui.services.events import ConnState, GpuFrameReceived, HostStatsReceived, StateChanged
 from gpu_tui.services.fleet import Fleet, FleetEvent, HostReplaced, InstanceView
 from gpu_tui.services.forwards import ForwardEvent, Forwards
 from gpu_tui.services.jobwatch import JobFinished
 from gpu_tui.ui.bindings import translate_bindings
 from gpu_tui.ui.dashboard import instance_keys, job_keys
 from gpu_tui.ui.dashboard.alerts import LaptopAlerts
+from gpu_tui.ui.dashboard.outbox import OutboxWatch
 from gpu_tui.ui.dashboard.power_keys import PowerKeys
 from gpu_tui.ui.dashboard.shell import open_shell, shell_possible
 from gpu_tui.ui.dashboard.start_keys import StartKeys
@@ -151,6 +152,7 @@ class DashboardScreen(Screen[None]):
         self.starter = StartKeys(self)
         self.warnings = MoneyWarnings(self)
         self.alerts = LaptopAlerts(self)
+        self.outbox = OutboxWatch(self)
         self._dash_timers: list[Timer] = []
         self._dirty: set[str] = set()
         self._seen_frame: set[str] = set()
@@ -267,6 +269,8 @@ class DashboardScreen(Screen[None]):
             self.call_later(self._paint_now)
         if isinstance(event, JobFinished):
             self.post_message(JobEnded(name, event.job))
+        elif isinstance(event, StateChanged) and event.state is ConnState.ONLINE:
+            self.outbox.connected(name)
         elif isinstance(event, HostReplaced):
             self.forwards.rehost(name, event.host)
         elif isinstance(event, HostStatsReceived) and event.stats.uptime_seconds is not None:
