@@ -44,6 +44,7 @@ for p in (str(REPO), str(TESTS)):
         sys.path.insert(0, p)
 
 import sshd as sshd_lib  # noqa: E402  (tests/sshd.py)
+from sshhelp import cli_env, config_text  # noqa: E402
 
 MiB = 1024 * 1024
 CHUNK = b"\0" * MiB
@@ -153,22 +154,9 @@ class Bench:
         self.session = sshd_lib.SshdSession(password_user=False)
         self.inst = inst = self.session.instance("bench")
         self.config = root / "config.toml"
-        self.config.write_text(
-            f'[[instances]]\nname = "bench"\nhost = "{inst.host}"\nport = {inst.port}\n'
-            f'identity_file = "{inst.client_key_path}"\n'
-        )
-        data = root / "xdg-data" / "gpu-tui"
-        data.mkdir(parents=True)
-        (data / "known_hosts").write_text(inst.host_public_key_line + "\n")
-        (root / "home").mkdir()
-        self.env = {
-            "PATH": os.environ["PATH"],
-            "HOME": str(root / "home"),
-            "XDG_DATA_HOME": str(root / "xdg-data"),
-            "XDG_STATE_HOME": str(root / "xdg-state"),
-            "XDG_CONFIG_HOME": str(root / "xdg-config"),
-            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-        }
+        # the tests' own config and environment: a clean HOME and XDG dirs, the host key trusted
+        self.config.write_text(config_text([inst]))
+        self.env = cli_env(root, known_hosts=inst.host_public_key_line + "\n")
 
     def start(self, way: str, src: int, echo: int) -> tuple[subprocess.Popen[bytes] | None, int, int]:
         """The forwarder for `way` and the local ports of the source and the echo."""

@@ -26,6 +26,7 @@ from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.factory import build_app, demo_source
 from gpu_tui.ui.screens.conda import CondaScreen
 from gpu_tui.ui.screens.env_check import EnvCheckScreen
+from gpu_tui.ui.screens.fit import FitScreen
 from gpu_tui.ui.still import settle
 
 OUT = Path(__file__).resolve().parents[1] / "screenshots"
@@ -56,6 +57,14 @@ def env_checked(app: GpuTuiApp) -> bool:
     return envs > 1 and "to fix" in _plain(screen.query_one("#checks", Static))
 
 
+def fit_shown(app: GpuTuiApp) -> bool:
+    """The VRAM calculator has its estimate for the default model, with the fleet's cards."""
+    screen = app.screen
+    if not isinstance(screen, FitScreen):
+        return False
+    return "GiB" in _plain(screen.query_one("#fit-result", Static))
+
+
 Ready = Callable[[GpuTuiApp], bool]
 
 SHOTS: list[tuple[str, tuple[int, int], list[str], Ready | None]] = [
@@ -69,6 +78,7 @@ SHOTS: list[tuple[str, tuple[int, int], list[str], Ready | None]] = [
     # these screens ask the instance: the monitors (and connections) run until they have answered
     ("conda.svg", (80, 24), ["e"], conda_listed),
     ("env-check.svg", (100, 30), ["c"], env_checked),
+    ("fit.svg", (80, 24), ["v"], fit_shown),
 ]
 
 

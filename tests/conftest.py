@@ -180,3 +180,15 @@ def pytest_sessionfinish(session, exitstatus):
     if _session is not None:
         _session.stop_all()
     sshd_lib.kill_all_started()
+
+
+@pytest.fixture
+def slurm_cluster():
+    """The one-node SLURM cluster (tests/slurmhelp.py), with no test job of gpu-tui's left on it
+    before or after the test."""
+    from slurmhelp import cancel_test_jobs, require_cluster
+
+    require_cluster()
+    cancel_test_jobs("gpu-tui-")
+    yield
+    cancel_test_jobs("gpu-tui-")

@@ -10,21 +10,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from slurmhelp import cancel_test_jobs, queue_states, require_cluster
+from slurmhelp import queue_states
 from sshhelp import run_gpu_tui
 from waiting import until_sync
 
 pytestmark = pytest.mark.sshd
+CLUSTER = pytest.mark.usefixtures("slurm_cluster")
 
 SLURM = 'scheduler = "slurm"\n'
-
-
-@pytest.fixture
-def cluster():
-    require_cluster()
-    cancel_test_jobs("gpu-tui-")
-    yield
-    cancel_test_jobs("gpu-tui-")
 
 
 def cli(tmp: Path, inst, *args: str, extra: str = SLURM):
@@ -54,7 +47,8 @@ def submit(tmp: Path, inst, *args: str, extra: str = SLURM) -> str:
     return res.stdout.strip()
 
 
-def test_submit_runs_on_the_node_with_its_gpus_and_reads_the_log(cluster, sshd_instance, tmp_path: Path) -> None:
+@CLUSTER
+def test_submit_runs_on_the_node_with_its_gpus_and_reads_the_log(sshd_instance, tmp_path: Path) -> None:
     job_id = submit(tmp_path, sshd_instance, "--gpus", "2", "--name", "train", "--",
                     'echo "gpus=$CUDA_VISIBLE_DEVICES slurm=$SLURM_JOB_ID"; for i in 1 2 3; do '
                     'echo "step $i/3 | loss 0.$((4 - i))"; done')
@@ -69,7 +63,8 @@ def test_submit_runs_on_the_node_with_its_gpus_and_reads_the_log(cluster, sshd_i
     assert f"gpus=0,1 slurm={job['scheduler_job_id']}" in logs.stdout
 
 
-def test_pending_with_reason_then_stop_both(cluster, sshd_instance, tmp_path: Path) -> None:
+@CLUSTER
+def test_pending_with_reason_then_stop_both(sshd_instance, tmp_path: Path) -> None:
     holder = submit(tmp_path, sshd_instance, "--gpus", "2", "--name", "holder", "--",
                     "python3 -c \"import signal, sys, time\n"
                     "def bye(*_):\n    print('checkpoint saved', flush=True); sys.exit(3)\n"
@@ -95,14 +90,16 @@ def test_pending_with_reason_then_stop_both(cluster, sshd_instance, tmp_path: Pa
     assert "checkpoint saved" in logs.stdout  # SIGINT reached the job first
 
 
-def test_failure_reason_from_the_log(cluster, sshd_instance, tmp_path: Path) -> None:
+@CLUSTER
+def test_failure_reason_from_the_log(sshd_instance, tmp_path: Path) -> None:
     job_id = submit(tmp_path, sshd_instance, "--", "python3", "-c", "import torch_missing_module_xyz")
     job = wait_job(tmp_path, sshd_instance, job_id, {"failed", "succeeded"})
     assert (job["state"], job["exit_code"]) == ("failed", 1)
     assert job["failure"] == "ModuleNotFoundError: torch_missing_module_xyz"
 
 
-def test_slurm_refusals_are_one_line_with_its_reason(cluster, sshd_instance, tmp_path: Path) -> None:
+@CLUSTER
+def test_slurm_refusals_are_one_line_with_its_reason(sshd_instance, tmp_path: Path) -> None:
     res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--partition", "nosuchpart", "--", "true")
     assert res.returncode == 3
     assert "SLURM refused the job" in res.stderr and "invalid partition" in res.stderr.lower()
@@ -117,7 +114,8 @@ def test_slurm_refusals_are_one_line_with_its_reason(cluster, sshd_instance, tmp
     assert jobs(tmp_path, sshd_instance) == {}  # nothing was left behind
 
 
-def test_config_defaults_apply(cluster, sshd_instance, tmp_path: Path) -> None:
+@CLUSTER
+def test_config_defaults_apply(sshd_instance, tmp_path: Path) -> None:
     extra = SLURM + 'slurm = { partition = "gpu", time = "00:30:00", extra = ["--comment=from-config"] }\n'
     job_id = submit(tmp_path, sshd_instance, "--", "echo part=$SLURM_JOB_PARTITION", extra=extra)
     job = wait_job(tmp_path, sshd_instance, job_id, {"succeeded", "failed"}, timeout=60)
@@ -141,8 +139,9 @@ def test_plain_instance_gpus_and_refusals(sshd_factory, tmp_path: Path) -> None:
     assert res.returncode == 2 and 'scheduler = "slurm"' in res.stderr
 
 
+@CLUSTER
 async def test_dashboard_gpus_come_from_inside_the_running_jobs_allocation(
-    cluster, sshd_factory, tmp_path: Path, monkeypatch
+    sshd_factory, tmp_path: Path, monkeypatch
 ) -> None:
     import asyncio
 

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 from pilothelp import make_app, panel_text, state_of
-from slurmhelp import cancel_test_jobs, require_cluster
 from sshhelp import run_gpu_tui
 from waiting import wait_for
 
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.widgets.host_panel import HostPanel
 
-pytestmark = pytest.mark.sshd
+pytestmark = [pytest.mark.sshd, pytest.mark.usefixtures("slurm_cluster")]
 
 SLURM = 'scheduler = "slurm"\n'
 
@@ -27,15 +26,7 @@ def submit(tmp: Path, inst, *args: str) -> str:
     return res.stdout.strip()
 
 
-@pytest.fixture
-def cluster():
-    require_cluster()
-    cancel_test_jobs("gpu-tui-")
-    yield
-    cancel_test_jobs("gpu-tui-")
-
-
-async def test_queue_gpus_and_cancel_in_the_dashboard(cluster, sshd_factory, tmp_path: Path) -> None:
+async def test_queue_gpus_and_cancel_in_the_dashboard(sshd_factory, tmp_path: Path) -> None:
     inst = sshd_factory("login", gpus=2)
     submit(tmp_path, inst, "--gpus", "2", "--time", "10", "--name", "holder", "--", "sleep 300")
     waiter = submit(tmp_path, inst, "--gpus", "1", "--name", "waiter", "--", "echo never")

@@ -236,6 +236,13 @@ class JobLogScreen(Screen[None]):
         if len(self._pending) > MAX_LOG_LINES:  # the screen keeps only this many anyway
             del self._pending[: len(self._pending) - MAX_LOG_LINES]
 
+    def _to_end(self, y_then: float) -> None:
+        """Follow the log's end, unless the reader scrolled up since the lines came (a `home`
+        pressed between a batch and the layout after it must not be undone)."""
+        log = self.query_one(Log)
+        if log.scroll_y + 0.5 >= y_then:
+            log.scroll_end(animate=False, immediate=True, x_axis=False)
+
     def _flush(self) -> None:
         if self._pending:
             lines, self._pending = self._pending, []
@@ -245,7 +252,7 @@ class JobLogScreen(Screen[None]):
             log.write_lines(lines, scroll_end=False)
             if follow:
                 # after the next layout: the first batch can arrive before the Log has a size
-                log.scroll_end(animate=False, immediate=False, x_axis=False)
+                self.call_after_refresh(self._to_end, log.scroll_y)
             self._stick = self._stick and log.size.height == 0
         if not self._live_parsed:
             self._live_parsed = True
