@@ -62,7 +62,8 @@ def fit_shown(app: GpuTuiApp) -> bool:
     screen = app.screen
     if not isinstance(screen, FitScreen):
         return False
-    return "GiB" in _plain(screen.query_one("#fit-result", Static))
+    # the result is a table (a string only while there is none, or an error)
+    return not isinstance(screen.query_one("#fit-result", Static).content, str)
 
 
 Ready = Callable[[GpuTuiApp], bool]

@@ -229,9 +229,10 @@ def fit_cards(est: Estimate, cards: list[Card] | tuple[Card, ...]) -> list[CardF
 
 
 def cheapest_fit(fits: list[CardFit]) -> CardFit | None:
-    """The user's cheapest instance (hourly_rate) whose card holds it."""
+    """The user's cheapest instance (hourly_rate) whose card holds it; an instance without a rate
+    (0: not set in the config, shown as `-`) only when no priced one holds it."""
     mine = [f for f in fits if f.fits and f.card.instance is not None and f.card.rate is not None]
-    return min(mine, key=lambda f: (f.card.rate or 0.0, f.card.memory_mib), default=None)
+    return min(mine, key=lambda f: (not f.card.rate, f.card.rate or 0.0, f.card.memory_mib), default=None)
 
 
 def breakdown(est: Estimate) -> list[tuple[str, float | None]]:

@@ -35,8 +35,9 @@ async def test_fit_screen_follows_the_inputs_and_the_fleet() -> None:
         text = shown(app, "fit-result")
         # 17.2 GiB in bf16 at 4096 tokens: the 4090s hold it, the fleet's GPUs are listed by name
         assert "17.2 GiB" in text and "RTX 4090" in text and "8x H100" in text
-        # the verdict wraps beside the breakdown; the lab box has no hourly rate, so it is the cheapest
-        assert "cheapest fitting card in your fleet:" in text and "lab-a100-mig (¥0.00/h)" in text
+        # the verdict wraps beside the breakdown; the lab box has no hourly rate set, so it is not
+        # "the cheapest": the 3090 at ¥1.58/h is
+        assert "cheapest fitting card in your fleet:" in text and "autodl-flaky (¥1.58/h)" in text
 
         model = app.screen.query_one("#model", Input)
         model.value = "llama-3.1-70b"

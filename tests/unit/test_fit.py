@@ -207,6 +207,11 @@ def test_cheapest_fit_is_the_lowest_rate_that_holds_it() -> None:
     assert [f.fits for f in fits] == [False, True, True, None]
     best = cheapest_fit(fits)
     assert best is not None and best.card.instance == "c"
+    # an instance with no rate set (0) is not "the cheapest"; it is named only when nothing priced fits
+    unpriced = fit_cards(est, [*cards, Card("A100-SXM4-80GB", 81920, "lab", 0.0)])
+    assert [f.card.instance for f in [cheapest_fit(unpriced)] if f is not None] == ["c"]
+    only = fit_cards(est, [Card("RTX 4090", 24564, "a", 1.98), Card("A100-SXM4-80GB", 81920, "lab", 0.0)])
+    assert [f.card.instance for f in [cheapest_fit(only)] if f is not None] == ["lab"]
     doc = estimate_json(est, fits)
     assert doc["fits"][3] == {"instance": "d", "gpu": None, "memory_gib": None, "fits": None}
     assert doc["optimizer_gib"] is None and doc["total_gib"] == round(est.total_gib, 2)
