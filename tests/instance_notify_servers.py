@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from loophttp import LoopbackServer
+
 __all__ = ["Seen", "NotifyServer", "feishu_sign", "dingtalk_sign"]
 
 
@@ -104,7 +106,7 @@ class NotifyServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self._srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._srv = LoopbackServer(("127.0.0.1", 0), Handler)
         self._srv.daemon_threads = True
         threading.Thread(target=self._srv.serve_forever, daemon=True).start()
         return self

@@ -25,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from loophttp import LoopbackServer
+
 __all__ = ["FakeInstance", "ProviderServer", "provider_env"]
 
 
@@ -134,7 +136,7 @@ class ProviderServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-        self._srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._srv = LoopbackServer(("127.0.0.1", 0), Handler)
         self._srv.daemon_threads = True
         threading.Thread(target=self._srv.serve_forever, daemon=True).start()
         return self
