@@ -224,3 +224,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PARTIAL
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (`gpu-tui fit --list | head`): what it read was all it wanted;
+        # point stdout at /dev/null so the interpreter's last flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK

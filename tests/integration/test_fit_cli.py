@@ -54,3 +54,22 @@ def test_an_unreachable_instance_keeps_its_last_gpus_and_exits_3(sshd_factory, t
     mine = {f["instance"]: f for f in json.loads(res.stdout)["fits"] if f["instance"]}
     assert mine[down.name]["memory_gib"] is not None  # as seen by the first probe
     assert mine[up.name]["fits"] is True
+
+
+def test_a_reader_that_goes_away_is_no_traceback(tmp_path: Path) -> None:
+    """`gpu-tui fit --list | head -1`: the pipe closes before gpu-tui is done writing."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "none.toml").write_text("")
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    try:
+        res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "none.toml"), "fit",
+                              "--list"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60,
+                             env={**os.environ, "HOME": str(tmp_path)})
+    finally:
+        os.close(write)
+    assert "Traceback" not in res.stderr and "BrokenPipe" not in res.stderr, res.stderr
+    assert res.returncode == 0
