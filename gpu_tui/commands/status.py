@@ -110,7 +110,8 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
     currencies = {i.name: i.currency for i in instances}
     record_uptimes(statuses, paths, currencies)
     if args.json:
-        print(json.dumps(status_json(statuses), ensure_ascii=False))
+        own = {name: c or settings.settings.currency for name, c in currencies.items()}
+        print(json.dumps(status_json(statuses, own), ensure_ascii=False))
     else:
         print(format_table(statuses, settings.settings.currency, currencies))
     failed = [s for s in statuses if not s.online or s.gpu_error]

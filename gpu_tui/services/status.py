@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gpu_tui.core import nvsmi
@@ -63,8 +63,16 @@ class InstanceStatus:
         }
 
 
-def status_json(statuses: Sequence[InstanceStatus]) -> dict[str, object]:
-    return {"instances": [s.as_json() for s in statuses]}
+def status_json(statuses: Sequence[InstanceStatus], currencies: Mapping[str, str] | None = None) -> dict[str, object]:
+    """The CONTRACTS.md shape; with `currencies` (name -> the currency its rate is in) each
+    instance also says its `currency`."""
+    out = []
+    for s in statuses:
+        entry = s.as_json()
+        if currencies is not None and s.name in currencies:
+            entry["currency"] = currencies[s.name]
+        out.append(entry)
+    return {"instances": out}
 
 
 async def sample_host(host: Host, hourly_rate: float, *, command_timeout: float = 20.0) -> InstanceStatus:

@@ -29,8 +29,10 @@ def test_status_json_for_a_fleet(sshd_fleet, tmp_path: Path) -> None:
     assert [i["name"] for i in doc["instances"]] == [i.name for i in sshd_fleet]
     for inst in doc["instances"]:
         assert set(inst) == {
-            "name", "online", "error", "gpu_error", "hourly_rate", "uptime_seconds", "cost_so_far", "gpus"
+            "name", "online", "error", "gpu_error", "hourly_rate", "currency", "uptime_seconds", "cost_so_far",
+            "gpus"
         }
+        assert inst["currency"] == "¥"  # the settings' (no instance has its own)
         assert inst["online"] is True and inst["error"] is None and inst["gpu_error"] is None
         assert isinstance(inst["uptime_seconds"], int) and inst["uptime_seconds"] >= 0
         assert inst["cost_so_far"] == round(1.5 * inst["uptime_seconds"] / 3600, 2)
