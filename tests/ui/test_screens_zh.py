@@ -137,7 +137,7 @@ async def test_run_job_form() -> None:
     async def no_conda() -> None:
         return None
 
-    async def start(req: Any) -> Any:
+    async def start(req: Any, asked: Any = None) -> Any:
         return req
 
     async with hosted(lambda: RunJobScreen("box", "/root/autodl-tmp", no_conda, start)) as (app, pilot):
@@ -149,6 +149,19 @@ async def test_run_job_form() -> None:
         await pilot.pause()
         check(app, ["请先输入要运行的命令"], ["Type the command"])
 
+
+
+async def test_run_job_form_on_a_slurm_login_node() -> None:
+    async def no_conda() -> None:
+        return None
+
+    async def start(req: Any, asked: Any = None) -> Any:
+        return req
+
+    async with hosted(lambda: RunJobScreen("lab", None, no_conda, start, ("2", "gpu", "04:00:00"))) as (app, pilot):
+        await pilot.pause(0.3)
+        check(app, ["在 lab 上运行任务", "GPU", "分区", "时限"], ["Partition", "tmux attach"])
+        labels_fit(app.screen)
 
 async def test_confirm_help_hostkey_password() -> None:
     async with hosted(lambda: ConfirmScreen("停止任务?", yes="停止")) as (app, _pilot):

@@ -8,11 +8,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pilothelp import make_app, panel_text, state_of
+from pilothelp import make_app, on_top, panel_text, state_of
 from sshhelp import run_gpu_tui
+from textual.widgets import Input
 from waiting import wait_for
 
 from gpu_tui.ui.screens.confirm import ConfirmScreen
+from gpu_tui.ui.screens.run_job import RunJobScreen
 from gpu_tui.ui.widgets.host_panel import HostPanel
 
 pytestmark = [pytest.mark.sshd, pytest.mark.usefixtures("slurm_cluster")]
@@ -64,3 +66,24 @@ async def test_queue_gpus_and_cancel_in_the_dashboard(sshd_factory, tmp_path: Pa
                        == "stopped", timeout=60)
         out = subprocess.run(["squeue", "-h", "-n", "gpu-tui-waiter", "-o", "%T"], capture_output=True, text=True)
         assert out.stdout.strip() in ("", "CANCELLED")
+
+        def asked_lines() -> list[list[str]]:  # this test's jobs of that name (earlier runs' too)
+            out = subprocess.run(["squeue", "-h", "-t", "all", "-n", "gpu-tui-formjob", "-O",
+                                  "JobID:12,Partition:20,TimeLimit:20,tres-per-job:40"], capture_output=True, text=True)
+            return [line.split() for line in out.stdout.splitlines() if line.strip()]
+
+        # `r` on a login node: the form asks for GPUs, partition and time in place of tmux
+        before = len(asked_lines())
+        await pilot.press("r")
+        form = await wait_for(pilot, lambda: on_top(app, RunJobScreen))
+        form.query_one("#command", Input).value = "echo from-the-form"
+        form.query_one("#name", Input).value = "formjob"
+        form.query_one("#gpus", Input).value = "1"
+        form.query_one("#partition", Input).value = "gpu"
+        form.query_one("#time", Input).value = "00:05:00"
+        await pilot.click("#start")
+        await wait_for(pilot, lambda: not isinstance(app.screen, RunJobScreen), what="the form to close")
+
+        await wait_for(pilot, lambda: len(asked_lines()) > before, what="the form's job in the queue")
+        _job, partition, limit, gres = max(asked_lines(), key=lambda cells: int(cells[0]))
+        assert (partition, limit, gres) == ("gpu", "5:00", "gres:gpu:1")

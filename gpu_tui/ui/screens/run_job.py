@@ -24,7 +24,11 @@ from gpu_tui.services.conda import CondaInstall
 from gpu_tui.ui.screens.form_css import compact_form_css, fit_labels
 from gpu_tui.ui.screens.localise import styled, translate_bindings
 
-__all__ = ["RunJobScreen"]
+__all__ = ["RunJobScreen", "ClusterAsk"]
+
+ClusterAsk = tuple[str, str, str]
+"""On a SLURM login node, what the form asks beyond the job: (GPUs, partition, time limit) as
+typed (empty: the instance's `slurm` default)."""
 
 NO_ENV = N_("(no conda env)")
 _LOADING, _UNREADABLE, _NO_CONDA = "\x00loading", "\x00unreadable", "\x00no-conda"
@@ -41,12 +45,16 @@ class RunJobScreen(ModalScreen[JobRequest | None]):
         instance: str,
         workdir: str | None,
         load_envs: Callable[[], Awaitable[CondaInstall | None]],
-        start: Callable[[JobRequest], Awaitable[JobRequest]],
+        start: Callable[[JobRequest, ClusterAsk | None], Awaitable[JobRequest]],
+        cluster: ClusterAsk | None = None,
     ) -> None:
+        """`cluster`: a SLURM login node's defaults (GPUs, partition, time), shown as fields in
+        place of tmux (a batch job runs on a compute node); None elsewhere."""
         super().__init__()
         translate_bindings(self)
         self._instance, self._workdir = instance, workdir
         self._load_envs, self._start = load_envs, start
+        self._cluster = cluster
         self._envs: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
@@ -66,7 +74,17 @@ class RunJobScreen(ModalScreen[JobRequest | None]):
             with Horizontal(classes="row"):
                 yield Label(_("Name"))
                 yield Input(placeholder=_("optional: `l` and `gpu-tui logs` accept it"), id="name")
-            yield Checkbox(_("run inside tmux (tmux attach -t gpu-tui-ID)"), id="tmux")
+            if self._cluster is None:
+                yield Checkbox(_("run inside tmux (tmux attach -t gpu-tui-ID)"), id="tmux")
+            else:
+                gpus, partition, limit = self._cluster
+                with Horizontal(classes="row"):
+                    yield Label(_("GPUs"))
+                    yield Input(value=gpus, placeholder="1", id="gpus")
+                    yield Label(_("Partition"))
+                    yield Input(value=partition, placeholder=_("default"), id="partition")
+                    yield Label(_("Time"))
+                    yield Input(value=limit, placeholder="04:00:00", id="time")
             yield Static("", id="error")
             with Horizontal(classes="buttons"):
                 yield Button(_("Start"), id="start", variant="primary")
@@ -105,8 +123,16 @@ class RunJobScreen(ModalScreen[JobRequest | None]):
             conda_env=env_name,
             conda_prefix=self._envs.get(env_name) if env_name else None,
             name=self.query_one("#name", Input).value.strip() or None,
-            tmux=self.query_one("#tmux", Checkbox).value,
+            tmux=self._cluster is None and self.query_one("#tmux", Checkbox).value,
         )
+
+    def _asked(self) -> ClusterAsk | None:
+        if self._cluster is None:
+            return None
+        def typed(field: str) -> str:
+            return self.query_one(f"#{field}", Input).value.strip()
+
+        return typed("gpus"), typed("partition"), typed("time")
 
     @work(exclusive=True, group="start", exit_on_error=False)
     async def submit(self) -> None:
@@ -118,7 +144,7 @@ class RunJobScreen(ModalScreen[JobRequest | None]):
         error.update(Text(_("starting…"), style="dim"))
         self.query_one("#start", Button).disabled = True
         try:
-            started = await self._start(req)
+            started = await self._start(req, self._asked())
         except GpuTuiError as exc:
             error.update(Text(exc.line()))
             return
