@@ -50,15 +50,15 @@ class CondaScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "back", N_("Back")),
         Binding("q", "back_q", N_("Back"), show=False),  # its own action: the footer groups by action
-        Binding("n", "create", N_("New env")),
+        Binding("n", "create", N_("New")),  # short labels: the footer fits 80 columns
         Binding("i", "install", N_("Install")),
         Binding("d", "remove", N_("Remove")),
-        Binding("c", "check", N_("Check env")),
-        Binding("I", "init", "conda init"),
+        Binding("c", "check", N_("Check")),
+        Binding("I", "init", "init"),
         # their hints are on the interpreter line: the footer is full at 80 columns
         Binding("p", "copy_python", N_("Copy python path"), show=False),
         Binding("m", "mirror", N_("Package mirror"), show=False),
-        Binding("x", "cancel", N_("Cancel op")),
+        Binding("x", "cancel", N_("Cancel")),
         Binding("r", "refresh", N_("Refresh")),
     ]
     DEFAULT_CSS = """
