@@ -224,6 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PARTIAL
     except KeyboardInterrupt:
         return 130
+    except EOFError:  # Ctrl+D at a prompt (a token, a URL, a choice): nothing was typed
+        sys.stderr.write("\ngpu-tui: " + _("no answer given (input ended); nothing was changed") + "\n")
+        return EXIT_USAGE
     except BrokenPipeError:
         # the reader went away (`gpu-tui fit --list | head`): what it read was all it wanted;
         # point stdout at /dev/null so the interpreter's last flush does not fail again

@@ -28,6 +28,7 @@ from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.notifyrules import EVENTS
+from gpu_tui.core.text import printable
 from gpu_tui.remote.host import Host
 from gpu_tui.services.autodl_api import TOKEN_NAME
 from gpu_tui.services.hosts import build_ssh_host
@@ -110,11 +111,11 @@ def test_from_instances(settings: Settings, paths: Paths, names: Sequence[str] |
             print(_("{name}: no target the instance can send (see `gpu-tui notify list`)").format(name=inst.name))
         for r in result:
             if r.ok:
-                print(_("ok      {name} -> {url}").format(name=inst.name, url=r.target_masked))
+                print(_("ok      {name} -> {url}").format(name=inst.name, url=printable(r.target_masked)))
             else:
-                failed.append(f"{inst.name} -> {r.target_masked}")
-                print(_("FAILED  {name} -> {url}: {error}").format(name=inst.name, url=r.target_masked,
-                                                                  error=r.error or "?"))
+                failed.append(f"{inst.name} -> {printable(r.target_masked)}")
+                print(_("FAILED  {name} -> {url}: {error}").format(name=inst.name, url=printable(r.target_masked),
+                                                                  error=printable(r.error or "?")))
     if failed:
         _err(_("notify test: from the instance, no answer for {targets}").format(targets=", ".join(failed)))
         return EXIT_PARTIAL

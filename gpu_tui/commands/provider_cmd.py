@@ -23,6 +23,7 @@ from gpu_tui.config.settings import Settings
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.providers import API_PROVIDERS, STATUS_WORDS, ProviderInstance
+from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_rate_per_hour
 from gpu_tui.services.providers import LABELS, client_for, token_env, token_for, token_key
 from gpu_tui.services.providers.ops import configured_ids, plan_import, write_import
@@ -67,7 +68,9 @@ def instance_json(inst: ProviderInstance, configured_as: str | None) -> dict[str
 
 def _table(rows: list[tuple[ProviderInstance, str | None]]) -> str:
     head = [_("PROVIDER"), _("ID"), _("NAME"), _("STATUS"), _("GPU"), _("PRICE"), _("IN CONFIG")]
-    body = [[LABELS[i.provider], i.id, i.name or "-", _(STATUS_WORDS[i.status]), i.gpu or "-",
+    # the provider's words are data: a name with escape sequences must not drive the terminal
+    body = [[LABELS[i.provider], printable(i.id), printable(i.name) or "-", _(STATUS_WORDS[i.status]),
+             printable(i.gpu) or "-",
              format_rate_per_hour(i.price_per_hour, i.currency), name or "-"] for i, name in rows]
     return "\n".join(format_rows([head, *body], right=(5,)))
 

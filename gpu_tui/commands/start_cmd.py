@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.providers import API_PROVIDERS
+from gpu_tui.core.text import printable
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.providers import ProviderClient, client_for
 from gpu_tui.services.providers.ops import StartResult, refreshed_fields, start_instance
@@ -36,13 +38,16 @@ def _check(inst: InstanceConfig) -> InstanceConfig:
 
 
 def run_start(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
+    if not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise InputError(_("--timeout {value}: give the seconds to wait for SSH, more than 0").format(
+            value=args.timeout))
     targets = [_check(settings.instance(n)) for n in dict.fromkeys(args.names)]
     secrets = SecretStore()
     clients: dict[str, ProviderClient] = {
         p: client_for(p, require_token(p, secrets)) for p in dict.fromkeys(t.provider for t in targets)}
 
     def progress(name: str) -> Callable[[str], None]:
-        return lambda line: print(f"{name}: {line}", flush=True)
+        return lambda line: print(f"{name}: {printable(line)}", flush=True)
 
     async def all_of() -> list[StartResult]:
         return list(await asyncio.gather(*(
@@ -65,7 +70,7 @@ def run_start(args: argparse.Namespace, settings: Settings, paths: Paths) -> int
                 ledger.observe(inst.name, 0.0, rates[inst.name], time.time(), inst.currency)
     width = max(cell_len(r.name) for r in results)
     for r in results:
-        (sys.stdout if r.ok else sys.stderr).write(f"{pad(r.name, width)}  {r.detail}\n")
+        (sys.stdout if r.ok else sys.stderr).write(f"{pad(r.name, width)}  {printable(r.detail)}\n")
     failed = [r.name for r in results if not r.ok]
     if failed:
         sys.stderr.write("gpu-tui: " + _("not started: {names}").format(names=", ".join(failed)) + "\n")

@@ -57,8 +57,9 @@ class SlurmDefaults(_Strict):
     """Defaults for jobs submitted on a `scheduler = "slurm"` login node (`slurm = {...}`); the
     `run` options override them."""
 
-    partition: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")] | None = None
-    """Partition (`--partition`); default: the cluster's default partition."""
+    partition: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*$")] | None = None
+    """Partition (`--partition`), or a list sbatch tries in turn (`debug,gpu`); default: the
+    cluster's default partition."""
     account: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")] | None = None
     """Account to charge (`--account`)."""
     time: Annotated[str, Field(pattern=TIME_RE.pattern)] | None = None

@@ -61,6 +61,8 @@ def read_config_text(path: Path) -> str:
 
 
 def _write(path: Path, text: str) -> None:
+    # a symlinked ~/.ssh/config (a dotfile manager's): replace the file it points to, keep the link
+    path = path.resolve() if path.is_symlink() else path
     if not path.parent.is_dir():
         path.parent.mkdir(mode=0o700, parents=True)
     try:

@@ -134,6 +134,8 @@ def count_params(s: Shape) -> int:
     dense_mlp = 3 * s.hidden * s.intermediate  # gate, up, down
     if s.experts:
         moe_mlp = (s.experts + s.shared_experts) * 3 * s.hidden * s.expert_intermediate + s.hidden * s.experts
+        if s.shared_expert_intermediate:
+            moe_mlp += 3 * s.hidden * s.shared_expert_intermediate + s.hidden
         if s.mla:  # DeepSeek-V3's router keeps a score-correction bias per expert
             moe_mlp += s.experts
         mlp_total = s.dense_layers * dense_mlp + (s.layers - s.dense_layers) * moe_mlp
@@ -330,13 +332,14 @@ def shape_from_config(cfg: dict[str, Any]) -> Shape:
         intermediate=_int(cfg, "intermediate_size", "ffn_hidden_size", default=4 * hidden),
         vocab=_int(cfg, "vocab_size", "padded_vocab_size"),
         tied=bool(cfg.get("tie_word_embeddings", model_type.startswith("gemma"))),
-        qkv_bias=bool(cfg.get("attention_bias") or cfg.get("add_qkv_bias") or model_type == "qwen2"),
+        qkv_bias=bool(cfg.get("attention_bias") or cfg.get("add_qkv_bias") or model_type in ("qwen2", "qwen2_moe")),
         qk_norm=model_type.startswith("qwen3"),
         norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
         experts=experts,
         expert_intermediate=_int(cfg, "moe_intermediate_size", default=_int(cfg, "intermediate_size", default=0))
         if experts else 0,
         shared_experts=_int(cfg, "n_shared_experts", default=0),
+        shared_expert_intermediate=_int(cfg, "shared_expert_intermediate_size", default=0) if experts else 0,
         dense_layers=_int(cfg, "first_k_dense_replace", default=0),
         q_lora_rank=_int(cfg, "q_lora_rank", default=0) if cfg.get("q_lora_rank") else 0,
         kv_lora_rank=_int(cfg, "kv_lora_rank", default=0) if cfg.get("kv_lora_rank") else 0,

@@ -37,6 +37,8 @@ class Shape:
     """Routed experts per MoE layer (0: a dense model)."""
     expert_intermediate: int = 0
     shared_experts: int = 0
+    shared_expert_intermediate: int = 0
+    """Qwen2-MoE's one shared expert, wider than the routed ones (with its own sigmoid gate)."""
     dense_layers: int = 0
     """Leading layers with a dense MLP in a MoE model (DeepSeek's first_k_dense_replace)."""
     q_lora_rank: int = 0

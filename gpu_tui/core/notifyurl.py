@@ -256,6 +256,14 @@ def request_for(
 ) -> Request:
     """The request the instance sends for `url`; Unsupported when it cannot. `base` replaces the
     hosted services' `https://host` (GPU_TUI_NOTIFY_BASE: a proxy, or a test server)."""
+    try:
+        return _request_for(url, autodl_token=autodl_token, autodl_base=autodl_base, base=base)
+    except ValueError as exc:  # urllib's own refusals (a port out of range, a broken [host])
+        raise Unsupported(_("{target}: not a URL the instance can send to ({error})").format(
+            target=mask(url), error=exc)) from None
+
+
+def _request_for(url: str, *, autodl_token: str | None, autodl_base: str, base: str | None) -> Request:
     scheme = scheme_of(url)
     if scheme in ("json", "jsons"):
         return _json(url, scheme == "jsons")
@@ -323,9 +331,6 @@ def mask(url: str) -> str:
     else:
         netloc = ("****@" if at else "") + _mask_word(host)
         path = "/".join(_mask_word(p) if p else p for p in path.split("/"))
-    masked_query = "&".join(
-        f"{k}=****" if k.lower().lstrip("+") in ("secret", "token", "key", "password", "pass")
-        or k.lower().startswith("+authorization") else f"{k}={v}"
-        for k, v in _query(query)
-    )
+    # every value: a header (`+X-Api-Key=...`) or any other option may carry a token
+    masked_query = "&".join(f"{k}=****" for k, _v in _query(query))
     return f"{scheme}://{netloc}{slash}{path}" + (q + masked_query if masked_query else "")

@@ -17,6 +17,7 @@ from typing import Literal
 from gpu_tui.core.i18n import N_
 
 __all__ = [
+    "port_of",
     "API_PROVIDERS",
     "PENDING_HOST",
     "AccountBalance",
@@ -51,6 +52,20 @@ _STATES: Mapping[str, PowerState] = {
     "starting": "starting", "shutting_down": "stopping", "shutdown": "stopped", "powered_off": "stopped",
     "creating": "starting", "re_initializing": "starting",
 }
+
+
+def port_of(value: object) -> int | None:
+    """A port as an API gives it (an int, or digits in a string); None for anything else: an
+    endpoint gpu-tui cannot use is no endpoint."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        port = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        port = int(value.strip())
+    else:
+        return None
+    return port if 1 <= port <= 65535 else None
 
 
 def normalise_status(raw: str | None) -> PowerState:

@@ -23,9 +23,12 @@ __all__ = [
     "active",
 ]
 
-TIME_RE = re.compile(r"^(?:\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2})$")
+TIME_RE = re.compile(
+    r"^(?:\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}"
+    r"|UNLIMITED|unlimited|infinite|INFINITE)$"
+)
 """The `--time` forms sbatch(1) accepts: minutes, minutes:seconds, hours:minutes:seconds,
-days-hours, days-hours:minutes, days-hours:minutes:seconds."""
+days-hours, days-hours:minutes, days-hours:minutes:seconds, and UNLIMITED / infinite."""
 
 ACTIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING"})
 """SLURM states in which the job may still run (squeue's base state words)."""
@@ -61,7 +64,7 @@ class SlurmNode:
 
 SQUEUE_FORMAT = "%i|%T|%r|%N|%l|%j|%P"
 """`squeue -h -t all -o SQUEUE_FORMAT`: id, state, reason, nodes, time limit, name, partition —
-fields every SLURM since 2.x prints the same way, 40-odd bytes a job (`--json` is ~3 KB a job:
+fields every SLURM in use prints the same way, 40-odd bytes a job (`--json` is ~3 KB a job:
 1.4 MB for a queue of 435, every poll)."""
 
 

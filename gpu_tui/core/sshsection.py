@@ -89,7 +89,7 @@ def _find(lines: Sequence[str]) -> tuple[int, int] | None:
 
 def blocks_in(text: str) -> dict[str, list[str]]:
     """The section's blocks by alias (their lines as written), in order; {} without a section."""
-    lines = text.splitlines()
+    lines = _lines(text)
     span = _find(lines)
     if span is None:
         return {}
@@ -113,7 +113,7 @@ def user_aliases(text: str) -> set[str]:
 
     Only this file is read (an Include is not followed): a name the user defines here already
     is theirs, and gpu-tui writes no second block for it."""
-    lines = text.splitlines()
+    lines = _lines(text)
     span = _find(lines)
     outside = lines if span is None else lines[: span[0]] + lines[span[1] + 1 :]
     found: set[str] = set()
@@ -135,6 +135,15 @@ def _section(blocks: dict[str, list[str]]) -> list[str]:
     return body
 
 
+def _lines(text: str) -> list[str]:
+    """The file's lines, split at `\n` only: a user's `\r\n` ends, form feeds and other
+    characters str.splitlines() would also split at come back as they were."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def _join(lines: list[str], newline_at_end: bool) -> str:
     return "\n".join(lines) + ("\n" if newline_at_end and lines else "")
 
@@ -142,7 +151,7 @@ def _join(lines: list[str], newline_at_end: bool) -> str:
 def splice(text: str, blocks: Sequence[HostBlock], *, replace_all: bool = False) -> str:
     """`text` with these blocks in the section: added, or replacing a block of the same alias;
     other blocks in the section stay unless `replace_all`. The section is created at the top."""
-    lines = text.splitlines()
+    lines = _lines(text)
     span = _find(lines)
     kept = {} if replace_all else blocks_in(text)
     for block in blocks:
@@ -159,7 +168,7 @@ def splice(text: str, blocks: Sequence[HostBlock], *, replace_all: bool = False)
 def remove_block(text: str, aliases: Sequence[str] | None) -> tuple[str, list[str]]:
     """`text` without these aliases' blocks (None: without the whole section, markers included),
     and the aliases actually removed. An emptied section goes away entirely."""
-    lines = text.splitlines()
+    lines = _lines(text)
     span = _find(lines)
     if span is None:
         return text, []

@@ -66,6 +66,8 @@ class Forwards:
 
     def __init__(self, on_change: Callable[[ForwardEvent], None] | None = None) -> None:
         self._forwards: dict[tuple[str, int], Forward] = {}
+        self._opening: set[tuple[str, int]] = set()
+        """Forwards between the check and their listener: a second open of one is refused."""
         self._on_change = on_change
 
     def of(self, name: str) -> list[Forward]:
@@ -88,17 +90,23 @@ class Forwards:
         if key in self._forwards:
             raise InputError(say(N_("{name}: port {port} is already forwarded, at {url}"), name=name,
                                  port=spec.remote, url=self._forwards[key].url))
+        if key in self._opening:  # a second Enter while the first one still probes the port
+            raise InputError(say(N_("{name}: port {port} is being forwarded already"), name=name, port=spec.remote))
         if not isinstance(host, SshHost):
             raise RemoteError(say(N_("{name}: ports can be forwarded only over SSH"), name=name))
-        if check:
-            await probe(host.connection(), name, spec.remote)
-        holder: list[Forward] = []
-        listener = LocalForward(
-            host.connection, name, spec.remote,
-            on_failure=lambda exc: self._failed(holder[0], exc),
-            on_success=lambda: self._recovered(holder[0]),
-        )
-        local = await listener.listen(bind, spec.local)
+        self._opening.add(key)
+        try:
+            if check:
+                await probe(host.connection(), name, spec.remote)
+            holder: list[Forward] = []
+            listener = LocalForward(
+                host.connection, name, spec.remote,
+                on_failure=lambda exc: self._failed(holder[0], exc),
+                on_success=lambda: self._recovered(holder[0]),
+            )
+            local = await listener.listen(bind, spec.local)
+        finally:
+            self._opening.discard(key)
         fwd = Forward(name, spec.remote, bind, local, listener)
         holder.append(fwd)
         self._forwards[key] = fwd

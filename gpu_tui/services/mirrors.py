@@ -41,6 +41,8 @@ _READ = 'f={path}; if [ -f "$f" ]; then cat "$f"; else exit 3; fi'
 _WRITE = """set -e
 umask 077
 f={path}; bk={backup}; name={name}
+# a symlinked dotfile (stow, chezmoi, home-manager): write the file it points to, keep the link
+[ -L "$f" ] && f=$(readlink -f "$f")
 mkdir -p "$bk"
 if [ ! -e "$bk/$name" ] && [ ! -e "$bk/$name.absent" ]; then
   if [ -f "$f" ]; then cp -p "$f" "$bk/$name"; else : > "$bk/$name.absent"; fi
@@ -53,6 +55,8 @@ echo "$f"
 """
 _RESTORE = """set -e
 f={path}; bk={backup}; name={name}
+# a symlinked dotfile (stow, chezmoi, home-manager): write the file it points to, keep the link
+[ -L "$f" ] && f=$(readlink -f "$f")
 if [ -e "$bk/$name" ]; then
   cp -p "$bk/$name" "$f.gpu-tui.tmp"; mv "$f.gpu-tui.tmp" "$f"; rm -f "$bk/$name"; echo restored
 elif [ -e "$bk/$name.absent" ]; then rm -f "$f" "$bk/$name.absent"; echo removed
@@ -61,6 +65,7 @@ rmdir "$bk" 2>/dev/null || true
 """
 _STRIP = """set -e
 f={path}
+[ -L "$f" ] && f=$(readlink -f "$f")
 cp -p "$f" "$f.gpu-tui.tmp"; cat > "$f.gpu-tui.tmp"; mv "$f.gpu-tui.tmp" "$f"
 """
 

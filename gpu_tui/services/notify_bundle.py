@@ -17,7 +17,8 @@ import re
 from collections.abc import Mapping
 from importlib import resources
 
-from gpu_tui.core.notifyurl import MARKERS, Request
+from gpu_tui.core.i18n import _
+from gpu_tui.core.notifyurl import MARKERS, Request, Unsupported
 
 __all__ = ["ROOTS", "portable_core", "sender_files", "sh_target_files", "ok_pattern"]
 
@@ -129,7 +130,7 @@ def sh_target_files(index: int, req: Request, masked: str) -> Mapping[str, str]:
     stem = f"t{index}"
     for key, value in req.headers:
         if "\n" in key or "\n" in value:
-            raise ValueError("a header holds a newline")
+            raise Unsupported(_("a header holds a line break: the instance cannot send it"))
     curl = [f"url = {_curl_quote(req.url)}", 'request = "POST"', "silent", "show-error",
             'write-out = "%{http_code}"', *(f"header = {_curl_quote(f'{k}: {v}')}" for k, v in req.headers)]
     wgetrc = [f"header = {k}: {v}" for k, v in req.headers]

@@ -152,11 +152,16 @@ def targets_document(
             warnings.append(_("{target}: not sent from the instance ({why})").format(target=mask(url), why=why))
             continue
         masked = mask(url)
+        try:
+            files = sh_target_files(len(rows), req, masked)
+        except Unsupported as exc:
+            warnings.append(_("{target}: not sent from the instance ({why})").format(target=masked, why=exc.message))
+            continue
         own = sorted(e for e in (events_of or {}).get(url, events) if e in INSTANCE_EVENTS)
         rows.append({"masked": masked, "scheme": req.scheme, "url": req.url, "headers": [list(h) for h in req.headers],
                      "body": req.body, "sign": req.sign, "secret": req.secret, "ok_field": req.ok_field,
                      "ok_values": list(req.ok_values), "events": own})
-        sh.update(sh_target_files(len(rows) - 1, req, masked))
+        sh.update(files)
         sh[f"t{len(rows) - 1}.events"] = "".join(f"{e}\n" for e in own)
     wanted = sorted(e for e in events if e in INSTANCE_EVENTS)
     if language in LANGUAGES:

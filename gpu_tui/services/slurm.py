@@ -42,6 +42,8 @@ __all__ = ["gpu_scope", "options_for", "SlurmOptions", "validate_options", "subm
            "stop_script", "nodes", "submitted_id"]
 
 _WORD = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_PARTITIONS = re.compile(r"^[A-Za-z0-9._-]{1,64}(?:,[A-Za-z0-9._-]{1,64})*$")
+"""One partition, or a list sbatch tries in turn (`debug,gpu`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +80,9 @@ def options_for(
 
 def validate_options(opts: SlurmOptions) -> None:
     """Refuse, before submitting, what sbatch could only misread (exit 2)."""
-    if opts.partition is not None and not _WORD.match(opts.partition):
-        raise InputError(_("--partition {value!r}: use letters, digits, '.', '_' or '-'").format(value=opts.partition))
+    if opts.partition is not None and not _PARTITIONS.match(opts.partition):
+        raise InputError(_("--partition {value!r}: use letters, digits, '.', '_' or '-' (a list: a,b)").format(
+            value=opts.partition))
     if opts.time is not None and not TIME_RE.match(opts.time):
         raise InputError(_("--time {value!r}: write minutes, HH:MM:SS or D-HH:MM:SS (e.g. 04:00:00)").format(
             value=opts.time))
@@ -172,7 +175,8 @@ def submitted_id(exit_status: int | None, out: str, instance: str) -> str:
 async def queue(host: Host, missing_from: Sequence[str] = ()) -> dict[str, SlurmJob]:
     """The user's jobs as the scheduler knows them (ended ones too, until the controller forgets
     them); the ids in `missing_from` it no longer knows are asked of sacct, where accounting runs."""
-    res = await host.run(f"squeue --me -h -t all -o {quote(SQUEUE_FORMAT)}", timeout=30)
+    # -u "$(id -un)", not --me: that needs SLURM 20.11
+    res = await host.run(f'squeue -u "$(id -un)" -h -t all -o {quote(SQUEUE_FORMAT)}', timeout=30)
     if not res.ok:
         raise RemoteError(_("cannot read the SLURM queue: {error}").format(error=(res.stderr or res.stdout)[-300:]))
     jobs = parse_squeue(res.stdout)
@@ -272,7 +276,7 @@ def stop_script(*, job_dir: str, scheduler_job_id: str, grace_seconds: float) ->
     return fill_script(_STOP, DIR=job_dir, ID=scheduler_job_id, TICKS=str(max(1, int(grace_seconds / 0.2))))
 
 
-_RUNNING = "squeue --me -h -t RUNNING -o '%i %j'"
+_RUNNING = "squeue -u \"$(id -un)\" -h -t RUNNING -o '%i %j'"
 
 
 def gpu_scope(host: Host) -> Callable[[], Awaitable[str | None]]:

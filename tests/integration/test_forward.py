@@ -22,6 +22,7 @@ from sshd import free_port
 from sshhelp import cli_env, config_text, run_gpu_tui, ssh_host
 from waiting import until, until_sync
 
+from gpu_tui.core.errors import InputError
 from gpu_tui.core.forwardspec import ForwardSpec
 from gpu_tui.remote.forwarding import PortInUse
 from gpu_tui.services.forwards import ForwardEvent, Forwards
@@ -238,3 +239,26 @@ def test_forward_cli_bind_elsewhere(tmp_path, sshd_instance, web) -> None:
         assert "other machines" in c.stderr()
     finally:
         c.close()
+
+
+async def test_two_opens_of_one_port_at_once_make_one_forward(tmp_path, sshd_instance) -> None:
+    """Enter pressed twice on a preset: the second open, while the first still checks the port,
+    is refused; closing all leaves no listener behind."""
+    host = ssh_host(sshd_instance, tmp_path)
+    await host.connect()
+    forwards = Forwards()
+    web_port = free_port()
+    server = await asyncio.start_server(_answer, "127.0.0.1", web_port)
+    try:
+        results = await asyncio.gather(forwards.open(host.name, host, ForwardSpec(web_port, 0)),
+                                       forwards.open(host.name, host, ForwardSpec(web_port, 0)),
+                                       return_exceptions=True)
+        opened = [r for r in results if not isinstance(r, BaseException)]
+        refused = [r for r in results if isinstance(r, InputError)]
+        assert len(opened) == 1 and len(refused) == 1, results
+        assert forwards.count(host.name) == 1
+    finally:
+        forwards.close_all()
+        server.close()
+        await host.close()
+    assert port_free(opened[0].local)

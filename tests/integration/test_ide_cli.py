@@ -185,3 +185,20 @@ def test_code_opens_vscode_or_says_how_to_connect(sshd_instance, tmp_path: Path)
     assert record.read_text().splitlines() == ["--remote", f"ssh-remote+{sshd_instance.name}", "/root/proj"]
     code(f"{bin_dir}{os.pathsep}{plain_path}", sshd_instance.name, "/data/x")
     assert record.read_text().splitlines()[-1] == "/data/x"
+
+
+def test_a_symlinked_ssh_config_stays_a_link(sshd_instance, tmp_path: Path) -> None:
+    """~/.ssh/config kept by a dotfile manager (a link): the file it points to gets the section."""
+    cfg = ssh_config(tmp_path)
+    cfg.parent.mkdir(parents=True)
+    real = tmp_path / "dotfiles" / "ssh_config"
+    real.parent.mkdir()
+    real.write_text(USER_CONFIG)
+    cfg.symlink_to(real)
+    res = run_gpu_tui(tmp_path, [sshd_instance], "ssh-config")
+    assert res.returncode == 0, res.stderr
+    assert cfg.is_symlink() and real.read_text().endswith(USER_CONFIG) and BEGIN in real.read_text()
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600
+    removed = run_gpu_tui(tmp_path, [sshd_instance], "ssh-config", "--remove")
+    assert removed.returncode == 0, removed.stderr
+    assert cfg.is_symlink() and real.read_text() == USER_CONFIG

@@ -102,6 +102,22 @@ def indexes(tmp: Path, inst) -> tuple[dict, dict]:
     return {i["tool"]: i for i in doc["indexes"]}, {c["name"]: c for c in doc["checks"]}
 
 
+def test_a_symlinked_condarc_stays_a_link(sshd_instance, tmp_path: Path) -> None:
+    """A dotfile manager's link (stow, chezmoi): the file it points to changes, the link stays."""
+    home = sshd_instance.home()
+    real = home / "dotfiles" / "condarc"
+    real.parent.mkdir()
+    real.write_text(OLD_CONDARC)
+    (home / ".condarc").symlink_to(real)
+    for mirror in ("tuna", "default"):
+        res = run_gpu_tui(tmp_path, [sshd_instance], "conda", sshd_instance.name, "mirror", mirror, timeout=120)
+        assert res.returncode == 0, res.stderr
+        assert (home / ".condarc").is_symlink()
+        if mirror == "tuna":
+            assert "mirrors.tuna.tsinghua.edu.cn" in real.read_text()
+    assert real.read_text() == OLD_CONDARC
+
+
 def test_env_check_reports_the_index_and_how_fast(sshd_instance, mirror_server, tmp_path: Path) -> None:
     base = f"http://127.0.0.1:{mirror_server.server_address[1]}"
     home = sshd_instance.home()

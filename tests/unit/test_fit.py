@@ -293,3 +293,23 @@ def test_gpu_cache_merges_and_survives_a_broken_file(tmp_path: Path) -> None:
     assert load_gpus(path) == {"b": SeenGpus("L40S", 46068, 8, 1.0)}  # the broken entry is dropped, not fatal
     path.write_text("not json")
     assert load_gpus(path) == {}
+
+
+def test_qwen2_moe_counts_its_shared_expert() -> None:
+    """Qwen2-MoE's config.json fields (Qwen/Qwen2-57B-A14B and Qwen/Qwen1.5-MoE-A2.7B on the Hub):
+    a shared expert `shared_expert_intermediate_size` wide beside the routed ones, with a one-unit
+    gate; q/k/v biased. The model cards say 57.41B and 14.3B parameters."""
+    import json
+
+    q57 = {"model_type": "qwen2_moe", "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
+           "num_key_value_heads": 4, "intermediate_size": 18944, "moe_intermediate_size": 2560,
+           "shared_expert_intermediate_size": 20480, "num_experts": 64, "vocab_size": 151936,
+           "tie_word_embeddings": False}
+    q15 = {"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
+           "num_key_value_heads": 16, "intermediate_size": 5632, "moe_intermediate_size": 1408,
+           "shared_expert_intermediate_size": 5632, "num_experts": 60, "vocab_size": 151936,
+           "tie_word_embeddings": False}
+    # per MoE layer, 57B: 64 x 3 x 3584 x 2560 (routed) + 3 x 3584 x 20480 (shared) + 3584 x 64 (router)
+    # + 3584 (shared gate); the shared expert alone is 28 x 220.2M = 6.17B of the 57.41B
+    assert count_params(spec_from_config(json.dumps(q57), "q57").shape) / 1e9 == pytest.approx(57.41, rel=0.002)
+    assert count_params(spec_from_config(json.dumps(q15), "q15").shape) / 1e9 == pytest.approx(14.32, rel=0.003)

@@ -155,3 +155,19 @@ def test_install_says_what_an_instance_without_python3_cannot_do() -> None:
     assert notify_remote._tool_warnings(inst, probe.replace("curl yes", "openssl yes"), doc) == [
         "box: no python3, curl or GNU wget on the instance: it cannot send notifications"]
     assert notify_remote._tool_warnings(inst, "python 3.6\ninstalled\n", doc) == []
+
+
+def test_mask_hides_every_query_value() -> None:
+    """Apprise puts headers in the query (`+X-Api-Key=...`): any of them may be a token."""
+    shown = nu.mask("json://127.0.0.1:8080/hook?+X-Api-Key=SUPERSECRET123&format=json")
+    assert "SUPERSECRET123" not in shown and "+X-Api-Key=****" in shown
+
+
+@pytest.mark.parametrize("url", ["json://127.0.0.1:99999/x", "json://host:abc/", "json://[::1/x"])
+def test_a_url_urllib_refuses_is_unsupported_not_a_traceback(url: str) -> None:
+    with pytest.raises(nu.Unsupported):
+        nu.request_for(url)
+    from gpu_tui.services import notify_remote
+
+    doc, _sh, warnings = notify_remote.targets_document(InstanceConfig(name="box", host="h"), [url], ["job_end"])
+    assert doc["targets"] == [] and len(warnings) == 1 and "not sent from the instance" in warnings[0]

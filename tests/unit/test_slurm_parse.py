@@ -62,7 +62,7 @@ def test_sbatch_ids() -> None:
     assert parse_sbatch_id((DATA / "sbatch-invalid-partition-22.05.txt").read_text()) is None
 
 
-@pytest.mark.parametrize("text", ["90", "30:00", "04:00:00", "1-00", "2-12:30", "1-00:00:00"])
+@pytest.mark.parametrize("text", ["90", "30:00", "04:00:00", "1-00", "2-12:30", "1-00:00:00", "UNLIMITED", "infinite"])
 def test_time_forms_sbatch_takes(text: str) -> None:
     assert TIME_RE.match(text)
 
@@ -83,3 +83,13 @@ def test_state_words() -> None:
     assert job_state(lost) == ("failed", "lost: SLURM no longer knows the job")
     done = JobFacts(id="20261201-104014-0538", scheduler_job_id="9", scheduler_state="FAILED", exit_code=1)
     assert job_state(done) == ("failed", "exit code 1")
+
+
+def test_options_sbatch_takes_are_not_refused() -> None:
+    from gpu_tui.core.errors import InputError
+    from gpu_tui.services.slurm import SlurmOptions, validate_options
+
+    validate_options(SlurmOptions(partition="debug,gpu", time="UNLIMITED"))  # sbatch takes both
+    for bad in (SlurmOptions(partition="gpu;rm"), SlurmOptions(partition="a,,b"), SlurmOptions(time="4h")):
+        with pytest.raises(InputError):
+            validate_options(bad)

@@ -94,3 +94,14 @@ def test_alias_and_path_checks() -> None:
     assert '    IdentityFile "/my keys/id"' in splice("", [spaced]).splitlines()
     with pytest.raises(InputError, match="quote"):
         splice("", [HostBlock("a", "h", 22, "root", ('/x"y',), ("/k",))])
+
+
+def test_the_users_crlf_lines_and_form_feeds_come_back_byte_for_byte() -> None:
+    from gpu_tui.core.sshsection import remove_block, splice
+
+    user = "Host work\r\n    User alice\r\n\x0cHost other\r\n    HostName 10.0.0.2\r\n"
+    blocks = [HostBlock("gpu", "127.0.0.1", 2222, "root", ("/k",), ("/kh",))]
+    written = splice(user, blocks)
+    assert written.endswith(user)  # the section goes at the top; the user's text follows untouched
+    back, removed = remove_block(written, None)
+    assert removed == ["gpu"] and back == user

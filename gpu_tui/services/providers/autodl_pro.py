@@ -20,7 +20,7 @@ from pydantic import SecretStr
 from gpu_tui.core.errors import AuthFailed, GpuTuiError, RemoteError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.login import parse_login
-from gpu_tui.core.providers import AccountBalance, ProviderInstance, normalise_status
+from gpu_tui.core.providers import AccountBalance, ProviderInstance, normalise_status, port_of
 from gpu_tui.services.autodl_api import fetch_balance
 from gpu_tui.services.providers.http import JsonApi
 
@@ -49,8 +49,8 @@ def _endpoint(snap: Mapping[str, Any]) -> tuple[str | None, int | None, str]:
             return spec.host, spec.port, spec.user
         except GpuTuiError:
             pass  # fall back to the separate fields below
-    host, port = snap.get("proxy_host") or None, snap.get("ssh_port") or None
-    return (str(host), int(port), "root") if host and port else (None, None, "root")
+    host, port = snap.get("proxy_host") or None, port_of(snap.get("ssh_port"))
+    return (str(host), port, "root") if host and port else (None, None, "root")
 
 
 def parse_pro(item: Mapping[str, Any], status: str | None, snap: Mapping[str, Any]) -> ProviderInstance:
@@ -99,7 +99,8 @@ class AutoDLPro:
                 if isinstance(item, Mapping):
                     uuid = str(item.get("uuid") or item.get("instance_uuid") or "")
                     found.append(parse_pro(item, None, await self._snapshot(uuid) if uuid else {}))
-            if page >= int(data.get("max_page") or 1):
+            pages = data.get("max_page")
+            if page >= (pages if isinstance(pages, int) and not isinstance(pages, bool) else 1):
                 return found
             page += 1
 

@@ -10,9 +10,11 @@ words (its JSON `error` / `msg` / `message`, else the start of the body).
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import logging
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -20,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
+from gpu_tui.core.errors import AuthFailed, InputError, RemoteError, Unreachable
 from gpu_tui.core.i18n import _
 
 __all__ = ["ApiHttpError", "JsonApi", "call_count", "provider_words"]
@@ -64,6 +66,32 @@ def provider_words(body: bytes) -> str:
     return body.decode("utf-8", "replace").strip()[:200]
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """These APIs do not redirect; following one would hand the token to another host."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def _read_by(resp: Any, deadline: float) -> bytes:
+    """The body, up to _MAX_BODY, by `deadline` (a server dripping one byte at a time would
+    otherwise hold the call for as long as it likes: the socket timeout is per read)."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < _MAX_BODY:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the answer took too long")
+        chunk = resp.read1(min(65536, _MAX_BODY - size)) if hasattr(resp, "read1") else resp.read(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 @dataclass(frozen=True)
 class JsonApi:
     """One provider's API: its label (for messages), base URL and auth headers."""
@@ -80,11 +108,16 @@ class JsonApi:
         headers = {"Accept": "application/json", **self.headers}
         if body is not None:
             headers["Content-Type"] = "application/json"
-        req = urllib.request.Request(url, data=body, method=method, headers=headers)
+        try:
+            req = urllib.request.Request(url, data=body, method=method, headers=headers)
+        except ValueError:
+            raise InputError(_("{provider} API: {url!r} is not a URL (check GPU_TUI_*_API)").format(
+                provider=self.label, url=self.base)) from None
         _count()
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:  # noqa: S310 (https, or a test server)
-                raw: bytes = resp.read(_MAX_BODY)
+            # never a redirect: urllib would carry the Authorization header to the other host
+            with _OPENER.open(req, timeout=self.timeout) as resp:
+                raw = _read_by(resp, time.monotonic() + self.timeout)
         except urllib.error.HTTPError as exc:
             words = provider_words(exc.read(65536))
             log.debug("%s API %s %s -> HTTP %s", self.label, method, urllib.parse.urlsplit(url).path, exc.code)
@@ -93,7 +126,7 @@ class JsonApi:
                     provider=self.label, code=exc.code, words=words)) from None
             raise ApiHttpError(_("{provider} API: HTTP {code}: {words}").format(
                 provider=self.label, code=exc.code, words=words), status=exc.code) from None
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        except (urllib.error.URLError, TimeoutError, OSError, http.client.HTTPException) as exc:
             reason = getattr(exc, "reason", None) or exc
             raise Unreachable(_("{provider} API unreachable: {reason}").format(
                 provider=self.label, reason=reason)) from None
@@ -107,8 +140,6 @@ class JsonApi:
                 provider=self.label, body=raw[:120])) from None
 
     def _call(self, method: str, url: str, body: bytes | None, idempotent: bool) -> Any:
-        import time
-
         tries = 1 + (self.retries if idempotent else 0)
         for attempt in range(tries):
             try:

@@ -17,7 +17,7 @@ from pydantic import SecretStr
 
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.i18n import _
-from gpu_tui.core.providers import AccountBalance, ProviderInstance, normalise_status
+from gpu_tui.core.providers import AccountBalance, ProviderInstance, normalise_status, port_of
 from gpu_tui.services.providers.http import JsonApi
 
 __all__ = ["RunPod", "parse_pod"]
@@ -42,7 +42,7 @@ def parse_pod(pod: Mapping[str, Any]) -> ProviderInstance:
     gpu: Mapping[str, Any] = gpu_raw if isinstance(gpu_raw, Mapping) else {}
     count, model = gpu.get("count"), gpu.get("displayName") or gpu.get("id") or ""
     mappings: Mapping[str, Any] = mappings_raw if isinstance(mappings_raw, Mapping) else {}
-    ip, port = pod.get("publicIp") or None, mappings.get("22")
+    ip, port = pod.get("publicIp") or None, port_of(mappings.get("22"))
     running = normalise_status(raw) == "running"
     # RUNNING is what RunPod wants; until it has an address the pod is still coming up
     state = "starting" if running and not (ip and port) else normalise_status(raw)
@@ -51,7 +51,7 @@ def parse_pod(pod: Mapping[str, Any]) -> ProviderInstance:
         provider="runpod", id=pod_id, name=str(pod.get("name") or ""), status=state,
         raw_status=raw, gpu=f"{count}x {model}" if count and model else str(model), price_per_hour=price,
         currency="$", ssh_host=str(ip) if ip and port and running else None,
-        ssh_port=int(port) if ip and port and running else None, ssh_user="root",
+        ssh_port=port if ip and port and running else None, ssh_user="root",
     )
 
 

@@ -14,7 +14,7 @@ from pydantic import SecretStr
 
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.i18n import _
-from gpu_tui.core.providers import AccountBalance, ProviderInstance, normalise_status
+from gpu_tui.core.providers import AccountBalance, ProviderInstance, normalise_status, port_of
 from gpu_tui.services.providers.http import JsonApi
 
 __all__ = ["Vast", "parse_instance"]
@@ -33,7 +33,8 @@ def parse_instance(item: Mapping[str, Any]) -> ProviderInstance:
         provider="vast", id=inst_id, name=str(item.get("label") or ""), status=normalise_status(raw),
         raw_status=raw, gpu=f"{count}x {model}" if count and model else str(model),
         price_per_hour=float(price) if isinstance(price, int | float) else None, currency="$",
-        ssh_host=str(host) if host and port else None, ssh_port=int(port) if host and port else None, ssh_user="root",
+        ssh_host=str(host) if host and port_of(port) else None, ssh_port=port_of(port) if host else None,
+        ssh_user="root",
     )
 
 
