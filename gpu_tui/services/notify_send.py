@@ -27,6 +27,7 @@ from pydantic import SecretStr
 
 from gpu_tui.config.logsetup import redact
 from gpu_tui.core.i18n import _
+from gpu_tui.services.providers.http import open_no_redirect
 
 __all__ = [
     "AUTODL_WECHAT",
@@ -192,14 +193,14 @@ def _send_wechat(token: SecretStr | None, title: str, body: str, name: str, time
     req = urllib.request.Request(wechat_endpoint(), data=payload, method="POST", headers={
         "Authorization": token.get_secret_value(), "Content-Type": "application/json"})
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (https, or a test server)
+        with open_no_redirect(req, timeout) as resp:  # the token must not follow a redirect elsewhere
             reply = resp.read(65536)
     except urllib.error.HTTPError as exc:
         return _("HTTP {code}").format(code=exc.code)
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         return str(getattr(exc, "reason", exc))
     try:
-        code = json.loads(reply).get("code", "Success")
+        code = json.loads(reply).get("code")  # delivered only when AutoDL says Success
     except (ValueError, AttributeError):
         return _("an answer gpu-tui cannot read")
     return None if code == "Success" else _("refused: {code}").format(code=code)

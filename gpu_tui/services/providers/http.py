@@ -25,7 +25,7 @@ from typing import Any
 from gpu_tui.core.errors import AuthFailed, InputError, RemoteError, Unreachable
 from gpu_tui.core.i18n import _
 
-__all__ = ["ApiHttpError", "JsonApi", "call_count", "provider_words"]
+__all__ = ["open_no_redirect", "ApiHttpError", "JsonApi", "call_count", "provider_words"]
 
 log = logging.getLogger(__name__)
 _MAX_BODY = 4 * 1024 * 1024
@@ -76,6 +76,11 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect)
 
 
+def open_no_redirect(req: urllib.request.Request, timeout: float) -> Any:
+    """urlopen that refuses redirects: for every request that carries a token."""
+    return _OPENER.open(req, timeout=timeout)
+
+
 def _read_by(resp: Any, deadline: float) -> bytes:
     """The body, up to _MAX_BODY, by `deadline` (a server dripping one byte at a time would
     otherwise hold the call for as long as it likes: the socket timeout is per read)."""
@@ -116,7 +121,7 @@ class JsonApi:
         _count()
         try:
             # never a redirect: urllib would carry the Authorization header to the other host
-            with _OPENER.open(req, timeout=self.timeout) as resp:
+            with open_no_redirect(req, self.timeout) as resp:
                 raw = _read_by(resp, time.monotonic() + self.timeout)
         except urllib.error.HTTPError as exc:
             words = provider_words(exc.read(65536))
