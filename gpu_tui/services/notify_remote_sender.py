@@ -40,6 +40,17 @@ LOG_WINDOW = 256 * 1024
 REPLY_MAX = 65536
 
 
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A webhook does not redirect; following one would hand its token to another host."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
 def read(path: str, limit: int = -1) -> str:
     try:
         with open(path, "rb") as f:
@@ -284,7 +295,7 @@ def send_one(target: Dict[str, Any], title: str, body: str, budget: Dict[str, fl
         for key, value in target.get("headers", []):
             req.add_header(key, value)
         try:
-            with urllib.request.urlopen(req, timeout=min(budget["timeout"], left)) as resp:
+            with _OPENER.open(req, timeout=min(budget["timeout"], left)) as resp:
                 error = accepted(target, resp.status, resp.read(REPLY_MAX))
         except urllib.error.HTTPError as exc:
             error = accepted(target, exc.code, exc.read(REPLY_MAX))

@@ -171,3 +171,47 @@ def test_a_url_urllib_refuses_is_unsupported_not_a_traceback(url: str) -> None:
 
     doc, _sh, warnings = notify_remote.targets_document(InstanceConfig(name="box", host="h"), [url], ["job_end"])
     assert doc["targets"] == [] and len(warnings) == 1 and "not sent from the instance" in warnings[0]
+
+
+def test_the_instance_sender_follows_no_redirect() -> None:
+    """A 302 from the target must not carry its headers (an AutoDL token) to another host."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler
+
+    from loophttp import LoopbackServer
+
+    seen: list[str] = []
+
+    class Other(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            seen.append(self.headers.get("Authorization", ""))
+            self.send_response(200)
+            self.end_headers()
+
+    other = LoopbackServer(("127.0.0.1", 0), Other)
+
+    class Redirect(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(307)
+            self.send_header("Location", f"http://localhost:{other.server_address[1]}/steal")
+            self.end_headers()
+
+    first = LoopbackServer(("127.0.0.1", 0), Redirect)
+    for srv in (first, other):
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        target = {"masked": "json://…", "url": f"http://127.0.0.1:{first.server_address[1]}/hook", "body": {},
+                  "headers": [["Authorization", "TOKEN123"]], "ok_values": []}
+        result = load_sender().send_one(target, "t", "b", {"attempts": 1, "timeout": 3, "deadline": time.time() + 10})
+        assert result["ok"] is False and seen == []
+    finally:
+        first.shutdown()
+        other.shutdown()
