@@ -118,7 +118,12 @@ async def test_status_of_every_default_instance(fleet: DemoFleet, tmp_path: Path
     assert len({g.uuid for g in h100.gpus}) == 8
     assert all(g.fan_speed_percent is None for g in h100.gpus)  # data-centre: no fan
     utils = [g.utilization_gpu for g in h100.gpus]
-    assert max(utils) - min(utils) > 30  # varied per GPU
+    if max(utils) <= 40:
+        # the run's eval pause (40 s of every 1200, on all eight at once): every GPU near its
+        # episode level, none at its training level
+        assert all(u <= 40 for u in utils)
+    else:
+        assert max(utils) - min(utils) > 30  # varied per GPU
     assert len(h100.processes) >= 6
 
     mig = statuses["lab-a100-mig"]
