@@ -7,19 +7,18 @@ import asyncio
 import sys
 
 from gpu_tui.commands import EXIT_OK
-from gpu_tui.commands.output import error_line
+from gpu_tui.commands.notify_before import ship_before
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.autostop import AutostopStatus
-from gpu_tui.core.errors import GpuTuiError, InputError
+from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_exact_s
 from gpu_tui.remote.host import Host
 from gpu_tui.services import autostop as svc
 from gpu_tui.services.hosts import build_ssh_host
-from gpu_tui.services.notify_ship import ship_configured
 
 __all__ = ["run_autostop", "plan_from_args", "status_words"]
 
@@ -52,12 +51,7 @@ def _refuse_mixed(args: argparse.Namespace) -> None:
 
 async def _arm(args: argparse.Namespace, settings: Settings, host: Host, inst: InstanceConfig) -> int:
     plan = plan_from_args(args, settings)
-    try:  # so the instance itself says when it shuts down (issue 15)
-        for warning in await ship_configured(host, inst, settings, SecretStore()):
-            print(_("note: {warning}").format(warning=warning))
-    except GpuTuiError as exc:
-        sys.stderr.write(_("gpu-tui: note: the instance's notification targets were not updated: {error}").format(
-            error=error_line(exc)) + "\n")
+    await ship_before(host, inst, settings, show_notes=True)  # the instance says when it shuts down
     armed = await svc.arm(host, inst, plan)
     if armed.after_job_id:
         what = _("job {job} ends").format(job=armed.after_job_id)

@@ -12,11 +12,11 @@ from typing import TypeVar
 
 from gpu_tui.commands import EXIT_OK
 from gpu_tui.commands.cells import format_rows, truncate
-from gpu_tui.commands.output import error_line
+from gpu_tui.commands.notify_before import ship_before
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
-from gpu_tui.core.errors import GpuTuiError, InputError
+from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo, JobRequest, new_job_id
 from gpu_tui.core.logtext import tail_lines, whole_lines, window_stream
@@ -29,7 +29,6 @@ from gpu_tui.services.conda import resolve_env
 from gpu_tui.services.gpupick import gpus_env
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.logtail import LogFollower
-from gpu_tui.services.notify_ship import ship_configured
 from gpu_tui.services.slurm import options_for
 
 __all__ = ["run_job_command", "jobs_json"]
@@ -124,16 +123,6 @@ def _cut(text: str, cells: int) -> str:
     return text if text.isascii() else truncate(text, cells)
 
 
-async def _ship_notify(host: Host, inst: InstanceConfig, settings: Settings) -> None:
-    """The notification targets to the instance before the job starts, so it reports the job's
-    end itself; a failure here is said and never keeps the job from starting."""
-    try:
-        await ship_configured(host, inst, settings, SecretStore())
-    except GpuTuiError as exc:
-        sys.stderr.write(_("gpu-tui: note: the instance's notification targets were not updated: {error}").format(
-            error=error_line(exc)) + "\n")
-
-
 async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig, settings: Settings) -> int:
     words = list(args.cmd)
     if not words:
@@ -160,7 +149,7 @@ async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig, setti
         setenv=setenv,
         tmux=args.tmux,
     )
-    await _ship_notify(host, inst, settings)
+    await ship_before(host, inst, settings, show_notes=False)
     started = await jobsvc.start_job(host, inst, req, opts)
     print(started.id)
     return EXIT_OK

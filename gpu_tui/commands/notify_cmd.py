@@ -89,12 +89,11 @@ def install_on_instances(settings: Settings, paths: Paths, store: SecretStore) -
     return EXIT_OK
 
 
-def test_from_instances(settings: Settings, paths: Paths, names: Sequence[str] | None) -> int:
+def test_from_instances(settings: Settings, paths: Paths, names: Sequence[str] | None, store: SecretStore) -> int:
     """After the laptop's test: send once from each instance (`names`, else all) with the targets
     as they are now; EXIT_PARTIAL naming each target or instance that did not answer."""
     if not settings.instances or names == []:
         return EXIT_OK
-    store = SecretStore()
     every = targets(settings, store)
 
     async def once(host: Host, inst: InstanceConfig) -> list[TargetResult]:
@@ -222,7 +221,7 @@ def _test(args: argparse.Namespace, settings: Settings, paths: Paths, store: Sec
     body = _("A test from gpu-tui on the laptop: this target works.")
     results = asyncio.run(send_all(wanted, title, body, wechat_token=token, timeout=args.timeout))
     code = _report(results)
-    return max(code, test_from_instances(settings, paths, [instance] if instance else None))
+    return max(code, test_from_instances(settings, paths, [instance] if instance else None, store))
 
 
 def run_notify(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
