@@ -122,7 +122,7 @@ def start_job(home: Path, seconds: float, rate: int, every: int, line_kb: float 
     from gpu_tui.config.settings import InstanceConfig
     from gpu_tui.core.jobs import JobRequest, new_job_id
     from gpu_tui.remote.local import LocalHost
-    from gpu_tui.services.jobs import start_job as start
+    from gpu_tui.services.jobs.runner import start_job as start
 
     (home / "gen.py").write_text(GENERATOR)
     host = LocalHost("bench", cwd=home)

@@ -27,9 +27,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from gpu_tui.core.logbytes import LogDecoder
-from gpu_tui.core.logstream import LogStream
-from gpu_tui.core.logsummary import LogSummary
+from gpu_tui.core.trainlog.decode import LogDecoder
+from gpu_tui.core.trainlog.stream import LogStream
+from gpu_tui.core.trainlog.summary import LogSummary
 
 REAL = Path(__file__).resolve().parent.parent / "tests" / "data" / "logs" / "real"
 

@@ -76,7 +76,7 @@ from gpu_tui.services.events import (  # noqa: E402
     ProcessesReceived,
     StateChanged,
 )
-from gpu_tui.services.monitor import HostMonitor  # noqa: E402
+from gpu_tui.services.monitor.host import HostMonitor  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 HZ = 1.0  # samples per second per host (refresh_seconds = 1.0)

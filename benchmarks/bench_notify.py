@@ -2,7 +2,7 @@
 """Instance-side notifications (issue 15): how soon the request arrives, and what one send costs.
 
 On a simulated instance (real OpenSSH sshd on loopback, tests/sshd.py) with the sender installed
-through `services.notify_remote.install_notify`, to a loopback JSON webhook
+through `services.notify.instance.install_notify`, to a loopback JSON webhook
 (tests/instance_notify_servers.py) that records when each request arrives:
 
 - ``job end -> request``: a job `exit 0` started with `services.jobs.start_job`; from its
@@ -47,8 +47,8 @@ from sshhelp import ssh_host  # noqa: E402
 from gpu_tui.config.settings import InstanceConfig  # noqa: E402
 from gpu_tui.core.jobs import JobRequest, new_job_id  # noqa: E402
 from gpu_tui.services import autostop as autostopsvc  # noqa: E402
-from gpu_tui.services import jobs as jobsvc  # noqa: E402
-from gpu_tui.services import notify_remote as nr  # noqa: E402
+from gpu_tui.services.jobs import runner as jobsvc  # noqa: E402
+from gpu_tui.services.notify import instance as nr  # noqa: E402
 
 SH_TOOLS = ("sh", "cat", "sed", "awk", "tr", "od", "grep", "mktemp", "date", "rm", "mkdir", "wc", "head", "tail",
             "sleep", "mv", "curl")

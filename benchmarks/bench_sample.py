@@ -75,7 +75,7 @@ from gpu_tui.remote.host import CommandResult, Host, LineStream  # noqa: E402
 from gpu_tui.services import probes  # noqa: E402
 from gpu_tui.services.events import GpuFrameReceived  # noqa: E402
 from gpu_tui.services.fleet import Fleet  # noqa: E402
-from gpu_tui.services.monitor import HostMonitor  # noqa: E402
+from gpu_tui.services.monitor.host import HostMonitor  # noqa: E402
 
 GPUS = 8
 

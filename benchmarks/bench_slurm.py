@@ -10,7 +10,7 @@ Figures:
   listing's wall time, the client's CPU, the machine's CPU besides the client (login node +
   slurmctld + sshd: they share this machine), slurmctld's own CPU, and the processes created
   (the kernel's last-pid counter; the machine is otherwise quiet), each per listing and per
-  minute at the dashboard's poll rate (services/jobwatch.JOB_POLL_SECONDS).
+  minute at the dashboard's poll rate (services/jobs/watch.JOB_POLL_SECONDS).
 
 Needs root, sshd and a cluster. From the repository root::
 
@@ -42,9 +42,9 @@ from sshhelp import ssh_host  # noqa: E402
 
 from gpu_tui.config.settings import InstanceConfig  # noqa: E402
 from gpu_tui.core.jobs import JobRequest, new_job_id  # noqa: E402
-from gpu_tui.services import jobs as jobsvc  # noqa: E402
 from gpu_tui.services import slurm  # noqa: E402
-from gpu_tui.services.jobwatch import JOB_POLL_SECONDS  # noqa: E402
+from gpu_tui.services.jobs import runner as jobsvc  # noqa: E402
+from gpu_tui.services.jobs.watch import JOB_POLL_SECONDS  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

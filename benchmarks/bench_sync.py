@@ -45,7 +45,7 @@ for p in (str(REPO), str(TESTS)):
 import sshd as sshd_lib  # noqa: E402  (tests/sshd.py)
 from sshhelp import cli_env, config_text  # noqa: E402
 
-from gpu_tui.services.sync_rsync import PARTIAL_DIR, TIMEOUT  # noqa: E402
+from gpu_tui.services.sync.rsync import PARTIAL_DIR, TIMEOUT  # noqa: E402
 
 MiB = 1024 * 1024
 

@@ -48,10 +48,10 @@ import sshd as sshd_lib  # noqa: E402
 import gpu_tui  # noqa: E402  (first: bench_metrics puts this repository on sys.path too)
 from gpu_tui.config.settings import InstanceConfig  # noqa: E402
 from gpu_tui.core.jobs import JobRequest, new_job_id  # noqa: E402
-from gpu_tui.services import jobs as jobsvc  # noqa: E402
 from gpu_tui.services.events import GpuFrameReceived  # noqa: E402
 from gpu_tui.services.fleet import Fleet  # noqa: E402
-from gpu_tui.services.jobwatch import JobFinished  # noqa: E402
+from gpu_tui.services.jobs import runner as jobsvc  # noqa: E402
+from gpu_tui.services.jobs.watch import JobFinished  # noqa: E402
 
 FORKLESS_FAKE = r"""#!/bin/bash
 # Fork-free fake nvidia-smi, written by benchmarks/bench_watch.py: the two queries gpu-tui makes,

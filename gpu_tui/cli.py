@@ -16,51 +16,52 @@ from typing import Any, NoReturn
 
 from gpu_tui import __version__
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
-from gpu_tui.commands.add_args import add_add_parsers
-from gpu_tui.commands.autostop_args import add_autostop_parser
-from gpu_tui.commands.cost_args import add_cost_parser
-from gpu_tui.commands.env_args import add_conda_parser, add_env_parser
-from gpu_tui.commands.fit_args import add_fit_parser
-from gpu_tui.commands.forward_args import add_forward_parser
-from gpu_tui.commands.helpformat import CellHelpFormatter
-from gpu_tui.commands.ide_args import add_ide_parsers
-from gpu_tui.commands.job_args import JOB_COMMANDS, add_job_parsers
-from gpu_tui.commands.notify_args import add_notify_parser
-from gpu_tui.commands.output import error_line
-from gpu_tui.commands.power_args import add_power_parsers
-from gpu_tui.commands.provider_args import add_provider_parsers
-from gpu_tui.commands.ssh_args import add_ssh_parser
-from gpu_tui.commands.sync_args import add_sync_parser, is_transport
-from gpu_tui.config.language import apply_language
+from gpu_tui.commands.args.add import add_add_parsers
+from gpu_tui.commands.args.autostop import add_autostop_parser
+from gpu_tui.commands.args.conda import add_conda_parser
+from gpu_tui.commands.args.cost import add_cost_parser
+from gpu_tui.commands.args.env import add_env_parser
+from gpu_tui.commands.args.fit import add_fit_parser
+from gpu_tui.commands.args.forward import add_forward_parser
+from gpu_tui.commands.args.jobs import JOB_COMMANDS, add_job_parsers
+from gpu_tui.commands.args.notify import add_notify_parser
+from gpu_tui.commands.args.provider import add_provider_parsers
+from gpu_tui.commands.args.shutdown import add_shutdown_parsers
+from gpu_tui.commands.args.ssh import add_ssh_parser
+from gpu_tui.commands.args.sshconfig import add_sshconfig_parsers
+from gpu_tui.commands.args.sync import add_sync_parser, is_transport
+from gpu_tui.commands.support.helpformat import CellHelpFormatter
+from gpu_tui.commands.support.output import error_line
+from gpu_tui.config.language import apply_language, resolve_language
 from gpu_tui.config.logsetup import setup_logging
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings, load_settings
 from gpu_tui.core.errors import ConfigError, GpuTuiError, InputError
-from gpu_tui.core.i18n import _, active_language, resolve_language
+from gpu_tui.core.i18n import _, active_language
 
 __all__ = ["main", "build_parser", "COMMANDS"]
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "status": ("status", "run_status"),
+    "status": ("status_cmd", "run_status"),
     "cost": ("cost_cmd", "run_cost"),
-    "shutdown": ("power_cmd", "run_shutdown"),
+    "shutdown": ("shutdown_cmd", "run_shutdown"),
     "add": ("add_cmd", "run_add"),
     "remove": ("add_cmd", "run_remove"),
     "conda": ("conda_cmd", "run_conda"),
     "ssh": ("ssh_cmd", "run_ssh"),
     "sync": ("sync_cmd", "run_sync_command"),
-    "env": ("env", "run_env"),
+    "env": ("env_cmd", "run_env"),
     "autostop": ("autostop_cmd", "run_autostop"),
     "fit": ("fit_cmd", "run_fit"),
     "forward": ("forward_cmd", "run_forward"),
-    "ssh-config": ("ide_cmd", "run_ssh_config"),
-    "code": ("ide_cmd", "run_code"),
+    "ssh-config": ("sshconfig_cmd", "run_ssh_config"),
+    "code": ("sshconfig_cmd", "run_code"),
     "notify": ("notify_cmd", "run_notify"),
     "provider": ("provider_cmd", "run_provider"),
     "instances": ("provider_cmd", "run_instances"),
     "import": ("provider_cmd", "run_import"),
     "start": ("start_cmd", "run_start"),
-    **{name: ("jobs", "run_job_command") for name in JOB_COMMANDS},
+    **{name: ("jobs_cmd", "run_job_command") for name in JOB_COMMANDS},
 }
 """Subcommand -> (module in gpu_tui.commands, function(args, settings, paths) -> exit code);
 the rest (none, `demo`, `local`) open the dashboard."""
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_add_parsers(sub)
     add_cost_parser(sub)
-    add_power_parsers(sub)
+    add_shutdown_parsers(sub)
     add_job_parsers(sub)
     add_env_parser(sub)
     add_conda_parser(sub)
@@ -104,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_autostop_parser(sub)
     add_fit_parser(sub)
     add_forward_parser(sub)
-    add_ide_parsers(sub)
+    add_sshconfig_parsers(sub)
     add_notify_parser(sub)
     add_provider_parsers(sub)
 

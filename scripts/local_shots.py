@@ -27,7 +27,7 @@ async def start_job(command: str) -> None:
     from gpu_tui.config.settings import InstanceConfig
     from gpu_tui.core.jobs import JobRequest, new_job_id
     from gpu_tui.remote.local import LocalHost
-    from gpu_tui.services.jobs import start_job as start
+    from gpu_tui.services.jobs.runner import start_job as start
 
     host = LocalHost("local")
     await host.connect()

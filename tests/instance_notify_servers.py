@@ -1,7 +1,7 @@
 """Loopback HTTP servers that answer like each notification service's documentation (issue 15).
 
 One `NotifyServer` speaks every service the instance-side sender knows, told apart by path, as
-the real endpoints are (core/notifyurl.ENDPOINTS with their scheme and host swapped for this
+the real endpoints are (core/notify/urls.ENDPOINTS with their scheme and host swapped for this
 server's): Feishu/Lark custom bots, DingTalk robots, WeCom group bots, ServerChan Turbo,
 PushPlus, Telegram's Bot API, AutoDL's WeChat message API, ntfy's JSON publishing, and plain
 JSON webhooks (anything else). Each request is recorded (method, path, query, headers, body).

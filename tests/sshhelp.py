@@ -62,7 +62,7 @@ async def stats_block_times(host: object, interval: float, blocks: int) -> list[
     """Seconds from the start of the stats loop to each of its first `blocks` end marks."""
     import time
 
-    from gpu_tui.services import probes
+    from gpu_tui.services.monitor import probes
 
     ends: list[float] = []
     async with host.stream(probes.stats_loop_command(interval)) as lines:  # type: ignore[attr-defined]

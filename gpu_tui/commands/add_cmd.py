@@ -16,18 +16,18 @@ import sys
 from pydantic import SecretStr
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL
-from gpu_tui.commands.cells import cell_len, pad
-from gpu_tui.commands.output import error_line, is_yes, yes_no_suffix
+from gpu_tui.commands.support.cells import cell_len, pad
+from gpu_tui.commands.support.output import error_line, is_yes, yes_no_suffix
 from gpu_tui.config.edit import remove_instance, upsert_instance
 from gpu_tui.config.logsetup import redact
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore, env_var_name
 from gpu_tui.config.settings import Settings
 from gpu_tui.config.sshconfig import SshConfigHost, read_ssh_config
-from gpu_tui.core.cost import parse_hourly_rate
 from gpu_tui.core.errors import GpuTuiError, HostKeyUnknown, InputError, RemoteError
 from gpu_tui.core.i18n import N_, _
-from gpu_tui.core.login import LoginSpec, guess_provider, parse_login, suggest_name
+from gpu_tui.core.logincmd import LoginSpec, guess_provider, parse_login, suggest_name
+from gpu_tui.core.money.cost import parse_hourly_rate
 from gpu_tui.core.units import format_rate_per_hour
 from gpu_tui.services.onboard import NewInstance, check_login, final_name, install_app_key, login_host, save_instance
 

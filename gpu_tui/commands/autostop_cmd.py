@@ -7,7 +7,7 @@ import asyncio
 import sys
 
 from gpu_tui.commands import EXIT_OK
-from gpu_tui.commands.notify_before import ship_before
+from gpu_tui.commands.support.notify_before import ship_before
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings

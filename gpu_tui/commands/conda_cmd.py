@@ -1,4 +1,5 @@
-"""`gpu-tui conda NAME list|create|remove|install|init`: conda envs without `conda activate`."""
+"""`gpu-tui conda NAME list|create|remove|install|init|mirror`: conda envs without `conda activate`, and
+conda's channels and pip's index set to a mirror (tuna|ustc|bfsu|aliyun|default)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,22 @@ import sys
 from typing import TypedDict
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL
-from gpu_tui.commands.cells import cell_len, pad
-from gpu_tui.commands.output import confirm
+from gpu_tui.commands.support.cells import cell_len, pad
+from gpu_tui.commands.support.output import confirm
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import Settings
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
-from gpu_tui.core.units import format_bytes
+from gpu_tui.core.units import format_bytes, format_latency_ms
 from gpu_tui.remote.host import Host
 from gpu_tui.services import conda as condasvc
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.killable import Killable
+from gpu_tui.services.mirrors import PROBE_TIMEOUT, IndexAnswer, set_mirror
 
-__all__ = ["run_conda"]
+__all__ = ["run_conda", "run_mirror", "answer_line"]
 
 EXIT_INTERRUPTED = 130
 """Ctrl+C, as a shell reports it (128 + SIGINT)."""
@@ -62,7 +64,6 @@ class _EnvRow(TypedDict):
 
 async def _run(args: argparse.Namespace, host: Host, state_dir: str) -> int:
     if args.verb == "mirror":  # pip's index too: needs no conda
-        from gpu_tui.commands.mirror_cmd import run_mirror
 
         return await run_mirror(host, state_dir, args.mirror)
     install = await condasvc.conda_envs(host)
@@ -123,3 +124,30 @@ def run_conda(args: argparse.Namespace, settings: Settings, paths: Paths) -> int
             await host.close()
 
     return asyncio.run(go())
+
+
+def answer_line(a: IndexAnswer) -> str:
+    """`URL answers in 120 ms (HTTP 200)`, or why it does not."""
+    if a.answers:
+        return _("{url} answers in {time} (HTTP {status})").format(
+            url=a.url, time=format_latency_ms(a.ms), status=a.status)
+    if a.status is not None:
+        return _("{url} answers HTTP {status}").format(url=a.url, status=a.status)
+    return _("{url} does not answer: {error}").format(url=a.url, error=a.error or _("no answer"))
+
+
+async def run_mirror(host: Host, state_dir: str, mirror: str) -> int:
+    result = await set_mirror(host, state_dir, mirror)
+    for line in result.written:
+        print(printable(f"{host.name}: {line}"))
+    for a in result.answers:
+        if a.answers:
+            print(printable(f"{host.name}: {answer_line(a)}"))
+        else:
+            warning = _("warning: {name}: the mirror does not answer from the instance within {seconds:g} s "
+                        "({what}); the configuration is written anyway").format(
+                name=host.name, what=answer_line(a), seconds=PROBE_TIMEOUT)
+            sys.stderr.write(f"gpu-tui: {printable(warning)}\n")
+    if mirror != "default":
+        print(_("conda keeps an index cache: run `conda clean -i` on the instance once, as the mirror's help says"))
+    return EXIT_OK

@@ -14,12 +14,12 @@ import sys
 from datetime import date
 
 from gpu_tui.commands import EXIT_OK, EXIT_USAGE
-from gpu_tui.commands.cells import format_rows
+from gpu_tui.commands.support.cells import format_rows
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings
-from gpu_tui.core.cost import format_money, per_currency
 from gpu_tui.core.i18n import _
-from gpu_tui.core.ledgermath import NameTotal, midnight
+from gpu_tui.core.money.cost import format_money, per_currency
+from gpu_tui.core.money.ledgermath import NameTotal, midnight
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_money_sum
 from gpu_tui.services.ledger import Ledger

@@ -17,11 +17,11 @@ import sys
 import time
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL
-from gpu_tui.commands.cells import format_rows
+from gpu_tui.commands.support.cells import format_rows
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings
 from gpu_tui.core.errors import InputError
-from gpu_tui.core.fit import (
+from gpu_tui.core.fit.estimate import (
     COMMON_CARDS,
     GIB,
     Card,
@@ -35,7 +35,7 @@ from gpu_tui.core.fit import (
     fit_cards,
     instance_card,
 )
-from gpu_tui.core.fitmodels import MODELS
+from gpu_tui.core.fit.models import MODELS
 from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import MISSING, format_ago_s, format_bytes, format_rate_per_hour
@@ -60,7 +60,7 @@ def instance_cards(settings: Settings, seen: dict[str, SeenGpus]) -> list[Card]:
 
 def _probe(settings: Settings, paths: Paths) -> tuple[dict[str, SeenGpus], list[str]]:
     """Ask every instance for its GPUs, in parallel; (what was seen, one line per failure)."""
-    from gpu_tui.commands.status import record_uptimes
+    from gpu_tui.commands.status_cmd import record_uptimes
     from gpu_tui.config.secrets import SecretStore
     from gpu_tui.services.hosts import build_ssh_host
     from gpu_tui.services.status import collect_status

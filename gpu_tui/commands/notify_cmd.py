@@ -3,7 +3,7 @@
 A target URL is a secret: `add` keeps it in the keyring (read from a hidden prompt or stdin, so
 it need not be in argv or the shell history), and every printout masks it.
 
-The instance side (services/notify_ship.py): after add/remove the targets go to every instance
+The instance side (services/notify/ship.py): after add/remove the targets go to every instance
 reachable then; `test` sends once from the laptop and once from each instance (or the one named).
 """
 
@@ -20,22 +20,22 @@ from typing import TypeVar
 from pydantic import SecretStr
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
-from gpu_tui.commands.cells import format_rows
-from gpu_tui.commands.output import error_line
+from gpu_tui.commands.support.cells import format_rows
+from gpu_tui.commands.support.output import error_line
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import _
-from gpu_tui.core.notifyrules import EVENTS
+from gpu_tui.core.notify.rules import EVENTS
 from gpu_tui.core.text import printable
 from gpu_tui.remote.host import Host
-from gpu_tui.services.autodl_api import TOKEN_NAME
 from gpu_tui.services.hosts import build_ssh_host
-from gpu_tui.services.notify_remote import TargetResult, send_test_from_instance
-from gpu_tui.services.notify_send import AUTODL_WECHAT, Delivery, Target, send_all, url_problem
-from gpu_tui.services.notify_ship import ship
-from gpu_tui.services.notify_targets import add_target, remove_target, targets
+from gpu_tui.services.notify.instance import TargetResult, send_test_from_instance
+from gpu_tui.services.notify.send import AUTODL_WECHAT, Delivery, Target, send_all, url_problem
+from gpu_tui.services.notify.ship import ship
+from gpu_tui.services.notify.targets import add_target, remove_target, targets
+from gpu_tui.services.providers.autodl_balance import TOKEN_NAME
 
 T = TypeVar("T")
 

@@ -16,7 +16,7 @@ import sys
 from pydantic import SecretStr
 
 from gpu_tui.commands import EXIT_OK
-from gpu_tui.commands.cells import format_rows
+from gpu_tui.commands.support.cells import format_rows
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import Settings

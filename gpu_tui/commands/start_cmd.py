@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL
-from gpu_tui.commands.cells import cell_len, pad
 from gpu_tui.commands.provider_cmd import require_token
+from gpu_tui.commands.support.cells import cell_len, pad
 from gpu_tui.config.edit import upsert_instance
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore

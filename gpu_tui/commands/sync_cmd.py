@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TextIO
 
 from gpu_tui.commands import EXIT_OK
-from gpu_tui.commands.cells import pad, truncate
-from gpu_tui.commands.output import error_line
+from gpu_tui.commands.support.cells import pad, truncate
+from gpu_tui.commands.support.output import error_line
 from gpu_tui.config.logsetup import setup_logging
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
@@ -26,8 +26,8 @@ from gpu_tui.core.syncplan import SyncProgress, SyncSummary, summary_json
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_bytes, format_percent
 from gpu_tui.services.hosts import build_ssh_host
-from gpu_tui.services.sync import Transport, check_direction, plan_sync, run_sync
-from gpu_tui.services.sync_transport import pump, remote_command
+from gpu_tui.services.sync.run import Transport, check_direction, plan_sync, run_sync
+from gpu_tui.services.sync.transport import pump, remote_command
 
 __all__ = ["ProgressPrinter", "run_sync_command", "run_transport", "summary_words"]
 

@@ -20,7 +20,7 @@ from gpu_tui.core import i18n
 from gpu_tui.core.actions import ACTION_IDS
 from gpu_tui.core.errors import ConfigError
 from gpu_tui.core.i18n import N_, _, ngettext
-from gpu_tui.core.notifyrules import DEFAULT_EVENTS, EventName
+from gpu_tui.core.notify.rules import DEFAULT_EVENTS, EventName
 from gpu_tui.core.slurm import TIME_RE
 
 __all__ = [

@@ -15,22 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.text import printable
 
 if TYPE_CHECKING:
     from gpu_tui.core.bilingual import Said
-
-
-def N_(message: str) -> str:
-    # core/i18n imports this module (ConfigError), so its N_ cannot be imported here; the same
-    # marker, for the extractor
-    return message
-
-
-def _(message: str) -> str:
-    from gpu_tui.core.i18n import _ as translate  # imported late: core/i18n imports this module
-
-    return translate(message)
 
 __all__ = [
     "error_line",

@@ -14,8 +14,6 @@ import gettext
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from gpu_tui.core.errors import ConfigError
-
 __all__ = [
     "DOMAIN",
     "LANGUAGES",
@@ -27,7 +25,6 @@ __all__ = [
     "ngettext",
     "normalise_language",
     "pgettext",
-    "resolve_language",
     "using",
 ]
 
@@ -35,6 +32,7 @@ DOMAIN = "gpu_tui"
 LANGUAGES = ("en", "zh-CN")
 """The languages gpu-tui speaks; `auto` picks one of them from the locale."""
 CHOICES = ("auto", *LANGUAGES)
+"""What settings.language, --lang and GPU_TUI_LANG accept."""
 
 _translations: gettext.NullTranslations = gettext.NullTranslations()
 _language = "en"
@@ -101,20 +99,3 @@ def language_from_locale(environ: Mapping[str, str]) -> str:
         if value:
             return normalise_language(value) or "en"
     return "en"
-
-
-def resolve_language(option: str | None, environ: Mapping[str, str], configured: str = "auto") -> str:
-    """The language in force: `--lang`, else GPU_TUI_LANG, else settings.language (pydantic
-    has checked it), else the locale; `auto` at any step defers to the next. A value gpu-tui
-    does not know is a ConfigError naming it, where it came from, and the choices."""
-    for value, where in ((option, "--lang"), (environ.get("GPU_TUI_LANG"), "GPU_TUI_LANG"), (configured, None)):
-        if not value or value == "auto":
-            continue
-        language = normalise_language(value)
-        if language is None:
-            raise ConfigError(
-                _("{where}: unknown language {value!r}; choose one of {choices}").format(
-                    where=where or "settings.language", value=value, choices=", ".join(CHOICES))
-            )
-        return language
-    return language_from_locale(environ)

@@ -118,7 +118,7 @@ class JobInfo:
     eta_seconds: float | None = None
     last_loss: float | None = None
     progress_counts: tuple[int | None, int | None, int | None, int | None] = (None, None, None, None)
-    """(epoch, epochs, step, steps) as the log says them (core/logmodel.Progress); None where not."""
+    """(epoch, epochs, step, steps) as the log says them (core/trainlog/model.Progress); None where not."""
 
     @property
     def id(self) -> str:

@@ -2,7 +2,7 @@
 
 The app talks to it through its real SSH path (gpu_tui.remote.ssh.SshHost, host-key checks,
 password login), so the demo exercises what users run. Each server answers the probes of
-gpu_tui/services/probes.py (`nvidia-smi --query-gpu ... -lms`, compute apps, the host-stats
+gpu_tui/services/monitor/probes.py (`nvidia-smi --query-gpu ... -lms`, compute apps, the host-stats
 script) in the real output formats, with readings that move over time. The default fleet shows
 the states a user meets: a training box, an idle one still billing, an 8-GPU box, a MIG card
 (no utilisation reported), a broken driver (`gpu error`) and an instance that drops and returns.

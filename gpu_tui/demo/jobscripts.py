@@ -1,4 +1,4 @@
-"""The demo's answers to gpu-tui's job and conda scripts (services/jobs.py, services/conda.py,
+"""The demo's answers to gpu-tui's job and conda scripts (services/jobs/runner.py, services/conda.py,
 services/killable.py), from the instance's simulated job table (demo/jobs.py) and conda install
 (demo/condasim.py; demo/condascripts.py does the conda part). Nothing is executed.
 

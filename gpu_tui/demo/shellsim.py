@@ -10,7 +10,7 @@ optionally a `tick` to repeat every `interval` seconds for as long as the channe
   `--query-compute-apps=...`, `--version`, `-L`, and no arguments (the default table), in the
   real formats (docs/FIELD_NOTES.md); an unknown field gives nvidia-smi's error and exit 2;
   a profile with a broken driver gives its failure text and status for every call.
-- `sh -c SCRIPT` where SCRIPT is the stats probe of gpu_tui/services/probes.py, recognised by
+- `sh -c SCRIPT` where SCRIPT is the stats probe of gpu_tui/services/monitor/probes.py, recognised by
   reading /proc/stat; a loop (`while :; do`) repeats at its `sleep N`, with the compute apps
   every `$((i % N))`-th iteration, as the real script does.
 - gpu-tui's job and conda scripts and commands (list, start, stop, log window and follow,
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from gpu_tui.demo import condascripts, envprobe, jobscripts, watchloop
 from gpu_tui.demo.program import Program
 from gpu_tui.demo.simulate import InstanceSim, format_timestamp
-from gpu_tui.services.probes import APPS_MARK, END_MARK
+from gpu_tui.services.monitor.probes import APPS_MARK, END_MARK
 
 __all__ = ["plan", "GPU_FIELDS", "APP_FIELDS"]
 
@@ -413,7 +413,7 @@ def plan(command: str, sim: InstanceSim) -> Program:
     prog = argv[0].rsplit("/", 1)[-1]
     if prog in ("sh", "bash", "dash") and len(argv) >= 3 and argv[1] == "-c":
         script = argv[2]
-        if watchloop.is_watch(script):  # services/watch.sh, answered by demo/watchloop.py
+        if watchloop.is_watch(script):  # services/monitor/watch.sh, answered by demo/watchloop.py
             return watchloop.plan_watch(script, sim, lambda inner: plan(inner, sim))
         if "/proc/stat" in script:
             return _stats_probe(script, sim)

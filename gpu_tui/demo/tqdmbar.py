@@ -1,6 +1,6 @@
 """tqdm's progress bar as the demo's training logs draw it: the fleet's training log
 (simulate.TrainingLog) and a gpu-tui job's log (jobs.SimJob) write the same bytes a real
-`tqdm(total=N)` with a `loss=` postfix would, so core/logline reads them as it reads real logs.
+`tqdm(total=N)` with a `loss=` postfix would, so core/trainlog/line reads them as it reads real logs.
 """
 
 from __future__ import annotations

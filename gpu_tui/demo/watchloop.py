@@ -1,8 +1,8 @@
-"""The demo's answer to gpu-tui's watch loop (services/watch.sh, run by services/watchloop.py).
+"""The demo's answer to gpu-tui's watch loop (services/monitor/watch.sh, run by services/monitor/watchloop.py).
 
 The command line `[ -f DIR/bin/watch-v2.sh ] || ...; exec sh DIR/bin/watch-v2.sh STATE NONCE
 APPS DF LOG WINDOW` is answered as the script would: `hello`, then one framed record per line the
-client sends (core/watchrec.py): host stats every record, the job listing / a running job's log
+client sends (core/metrics/watchrec.py): host stats every record, the job listing / a running job's log
 end / the compute apps when they changed, and the autostop block once (a demo instance has no
 watchdog). Nothing is executed; the values come from the instance's simulation.
 """
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gpu_tui.core.jobs import JOB_MARK
-from gpu_tui.core.nvsmi import compute_apps_argv
+from gpu_tui.core.metrics.nvsmi import compute_apps_argv
 from gpu_tui.demo.program import Program
 from gpu_tui.remote.quoting import join
 

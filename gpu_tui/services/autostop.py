@@ -24,7 +24,7 @@ from gpu_tui.core.jobs import JOB_ID_RE
 from gpu_tui.core.power import shutdown_line
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import fill_script, quote, remote_path, sh_c
-from gpu_tui.services.jobs import find_job
+from gpu_tui.services.jobs.runner import find_job
 from gpu_tui.services.statedir import shell_state_dir
 
 __all__ = [

@@ -10,7 +10,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from gpu_tui.core.condaenvs import env_names, parse_env_list_json, parse_env_list_text
+from gpu_tui.core.env.condaenvs import env_names, parse_env_list_json, parse_env_list_text
 from gpu_tui.core.errors import InputError, RemoteError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import ENV_NAME_RE

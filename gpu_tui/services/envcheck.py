@@ -12,10 +12,10 @@ import posixpath
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.bilingual import say
-from gpu_tui.core.envcheck import RC, SECTION, EnvFacts, PyModule, parse_module, parse_probe
+from gpu_tui.core.env.check import RC, SECTION, EnvFacts, PyModule, parse_module, parse_probe
+from gpu_tui.core.env.mirrors import conda_channel_url, pip_index_url, probe_path
 from gpu_tui.core.errors import CommandTimeout
 from gpu_tui.core.i18n import N_
-from gpu_tui.core.mirrors import conda_channel_url, pip_index_url, probe_path
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, remote_path, sh_c
 from gpu_tui.services.conda import FIND_CONDA_SCRIPT, resolve_env

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpu_tui.core.errors import InputError
-from gpu_tui.core.fit import ModelSpec, spec_from_config, spec_from_name
+from gpu_tui.core.fit.estimate import ModelSpec, spec_from_config, spec_from_name
 from gpu_tui.core.i18n import _
 
 __all__ = ["parse_positive", "resolve_model"]

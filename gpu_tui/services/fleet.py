@@ -13,14 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core.cost import cost_so_far, currency_of, per_currency
-from gpu_tui.core.history import HostHistory
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
+from gpu_tui.core.metrics.history import HostHistory
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, HostStats
+from gpu_tui.core.money.cost import cost_so_far, currency_of, per_currency
 from gpu_tui.core.slurm import SlurmNode
 from gpu_tui.remote.host import Host
-from gpu_tui.services import slurm
 from gpu_tui.services.events import (
     ConnState,
     GpuErrorChanged,
@@ -30,9 +29,10 @@ from gpu_tui.services.events import (
     ProcessesReceived,
     StateChanged,
 )
-from gpu_tui.services.jobwatch import AutostopReceived, ClusterReceived, JobFinished, JobsReceived, JobWatcher
-from gpu_tui.services.monitor import HostMonitor
-from gpu_tui.services.watchloop import WatchLoop, WatchMode, WatchModeChanged
+from gpu_tui.services.jobs import slurm
+from gpu_tui.services.jobs.watch import AutostopReceived, ClusterReceived, JobFinished, JobsReceived, JobWatcher
+from gpu_tui.services.monitor.host import HostMonitor
+from gpu_tui.services.monitor.watchloop import WatchLoop, WatchMode, WatchModeChanged
 
 __all__ = ["Fleet", "FleetEvent", "HostReplaced", "InstanceView"]
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _
-from gpu_tui.core.ledgermath import (
+from gpu_tui.core.money.ledgermath import (
     Extend,
     Insert,
     Interval,

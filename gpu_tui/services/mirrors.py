@@ -14,9 +14,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field, replace
 
-from gpu_tui.core.errors import RemoteError
-from gpu_tui.core.i18n import _
-from gpu_tui.core.mirrors import (
+from gpu_tui.core.env.mirrors import (
     MIRRORS,
     IndexAnswer,
     condarc_with,
@@ -26,6 +24,8 @@ from gpu_tui.core.mirrors import (
     pip_conf_without,
     probe_path,
 )
+from gpu_tui.core.errors import RemoteError
+from gpu_tui.core.i18n import _
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import quote, remote_path, sh_c
 

@@ -20,7 +20,7 @@ from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings, load_settings
 from gpu_tui.core.errors import GpuTuiError, RemoteError
 from gpu_tui.core.i18n import _
-from gpu_tui.core.login import LoginSpec, suggest_name
+from gpu_tui.core.logincmd import LoginSpec, suggest_name
 from gpu_tui.remote.ssh import SshHost, SshTarget
 from gpu_tui.services.appkey import ensure_app_key, install_public_key
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for

@@ -22,7 +22,7 @@ from gpu_tui.core.i18n import _
 from gpu_tui.core.power import shutdown_line
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import sh_c
-from gpu_tui.services.sync import Transport, plan_sync, run_sync
+from gpu_tui.services.sync.run import Transport, plan_sync, run_sync
 
 __all__ = ["Before", "ShutdownResult", "shutdown_instance", "shutdown_many", "VERIFY_SECONDS", "pull_before"]
 

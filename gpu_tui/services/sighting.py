@@ -9,10 +9,10 @@ from pathlib import Path
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import RemoteError
-from gpu_tui.core.hoststats import parse_probe
+from gpu_tui.core.metrics.hoststats import parse_probe
 from gpu_tui.remote.host import Host
-from gpu_tui.services import probes
 from gpu_tui.services.ledger import Ledger
+from gpu_tui.services.monitor import probes
 
 __all__ = ["record_sighting"]
 

@@ -10,15 +10,15 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpu_tui.core import nvsmi
 from gpu_tui.core.bilingual import say
-from gpu_tui.core.cost import cost_so_far
 from gpu_tui.core.errors import RemoteError
-from gpu_tui.core.hoststats import parse_probe
 from gpu_tui.core.i18n import N_
+from gpu_tui.core.metrics import nvsmi
+from gpu_tui.core.metrics.hoststats import parse_probe
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuProcess, GpuSample, HostStats
+from gpu_tui.core.money.cost import cost_so_far
 from gpu_tui.remote.host import Host
-from gpu_tui.services import probes
+from gpu_tui.services.monitor import probes
 
 __all__ = ["InstanceStatus", "sample_host", "collect_status", "status_json"]
 

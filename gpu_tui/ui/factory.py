@@ -13,19 +13,18 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from gpu_tui.config.atomicfile import SECRET_MODE, write_atomic
-from gpu_tui.config.language import apply_language
+from gpu_tui.config.language import apply_language, resolve_language
 from gpu_tui.config.logsetup import redact
 from gpu_tui.config.paths import Paths, default_config_path
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
-from gpu_tui.core.i18n import resolve_language
 from gpu_tui.remote.local import LocalHost
-from gpu_tui.services.autodl_api import TOKEN_NAME, fetch_balance
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
 from gpu_tui.services.ledger import Ledger
-from gpu_tui.services.notify_ship import ship_configured
-from gpu_tui.services.notify_targets import load_setup
+from gpu_tui.services.notify.ship import ship_configured
+from gpu_tui.services.notify.targets import load_setup
 from gpu_tui.services.onboard import Onboarder
+from gpu_tui.services.providers.autodl_balance import TOKEN_NAME, fetch_balance
 from gpu_tui.services.providers.ops import api_clients, import_accounts, importable_providers
 from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.source import FleetSource, Opened

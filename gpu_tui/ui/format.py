@@ -10,8 +10,8 @@ from rich.text import Text
 
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.jobs import JobInfo
+from gpu_tui.core.metrics.spark import sparkline
 from gpu_tui.core.models import GpuSample
-from gpu_tui.core.spark import sparkline
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_eta_s, format_mib_as_gib, format_percent
 from gpu_tui.services.fleet import InstanceView

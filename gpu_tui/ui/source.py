@@ -10,11 +10,11 @@ from pydantic import SecretStr
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.providers import AccountBalance
 from gpu_tui.remote.host import Host
-from gpu_tui.services.autodl_api import Balance
 from gpu_tui.services.ledger import Ledger
-from gpu_tui.services.notify_targets import NotifySetup
+from gpu_tui.services.notify.targets import NotifySetup
 from gpu_tui.services.onboard import Onboarder
 from gpu_tui.services.providers import ProviderClient
+from gpu_tui.services.providers.autodl_balance import Balance
 
 __all__ = ["FleetSource", "Opened"]
 

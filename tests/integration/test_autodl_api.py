@@ -13,7 +13,7 @@ import pytest
 from pydantic import SecretStr
 
 from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
-from gpu_tui.services.autodl_api import Balance, fetch_balance, hours_left
+from gpu_tui.services.providers.autodl_balance import Balance, fetch_balance, hours_left
 
 TOKEN = "dev-token-123"
 

@@ -25,7 +25,7 @@ from gpu_tui.core.errors import InputError
 from gpu_tui.core.jobs import JobRequest, new_job_id
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services import autostop as svc
-from gpu_tui.services import jobs as jobsvc
+from gpu_tui.services.jobs import runner as jobsvc
 
 pytestmark = pytest.mark.sshd
 

@@ -18,11 +18,10 @@ from demohelp import demo_ssh_host as ssh_host
 from sshhelp import stats_block_times
 from waiting import until
 
-from gpu_tui.core import nvsmi
 from gpu_tui.core.errors import AuthFailed, ConfigError, HostKeyChanged, Unreachable
+from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.models import GpuErrorKind
 from gpu_tui.demo import DEFAULT_PROFILES, DemoFleet, start_demo_fleet
-from gpu_tui.services import probes
 from gpu_tui.services.events import (
     ConnState,
     GpuFrameReceived,
@@ -31,7 +30,7 @@ from gpu_tui.services.events import (
     ProcessesReceived,
     StateChanged,
 )
-from gpu_tui.services.monitor import HostMonitor
+from gpu_tui.services.monitor.host import HostMonitor, probes
 from gpu_tui.services.status import collect_status, sample_host
 
 DEFAULT_NAMES = [

@@ -1,5 +1,5 @@
 """Jobs on `gpu-tui demo`'s simulated fleet, through the app's real SSH path and the real job
-services (gpu_tui.services.jobs, logtail, conda): the demo answers gpu-tui's own job scripts
+services (gpu_tui.services.jobs: runner, tail; conda): the demo answers gpu-tui's own job scripts
 from an in-memory simulation (gpu_tui/demo/jobs.py). Nothing the user types is run.
 """
 
@@ -18,14 +18,14 @@ from waiting import until
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.jobs import JobInfo, JobRequest
-from gpu_tui.core.logline import OOM
-from gpu_tui.core.logtext import lines_of
+from gpu_tui.core.trainlog.line import OOM
+from gpu_tui.core.trainlog.read import lines_of
 from gpu_tui.demo import DemoFleet, start_demo_fleet
 from gpu_tui.demo.jobs import wants_oom
 from gpu_tui.remote.ssh import SshHost
-from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.conda import conda_envs, find_conda, resolve_env
-from gpu_tui.services.logtail import LogFollower
+from gpu_tui.services.jobs import runner as jobsvc
+from gpu_tui.services.jobs.tail import LogFollower
 
 TRAIN = "autodl-4090-train"
 IDLE = "autodl-4090-idle"
@@ -295,7 +295,7 @@ async def test_a_fixed_clock_gives_the_same_jobs_and_logs(tmp_path: Path) -> Non
 
 
 async def test_environment_check_answers_in_the_demo(fleet: DemoFleet, tmp_path: Path) -> None:
-    from gpu_tui.core.envcheck import build_checks
+    from gpu_tui.core.env.check import build_checks
     from gpu_tui.services.envcheck import check_environment
 
     kh = known_hosts(tmp_path, fleet.known_hosts_text)

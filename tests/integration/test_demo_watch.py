@@ -14,11 +14,11 @@ from demohelp import demo_ssh_host as ssh_host
 
 from gpu_tui.core.jobs import JobRequest
 from gpu_tui.demo import DemoFleet, start_demo_fleet
-from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.events import HostStatsReceived, ProcessesReceived
 from gpu_tui.services.fleet import Fleet
-from gpu_tui.services.jobwatch import JobFinished, JobsReceived
-from gpu_tui.services.watchloop import WatchMode
+from gpu_tui.services.jobs import runner as jobsvc
+from gpu_tui.services.jobs.watch import JobFinished, JobsReceived
+from gpu_tui.services.monitor.watchloop import WatchMode
 
 TRAIN = "autodl-4090-train"
 H100 = "runpod-h100x8"

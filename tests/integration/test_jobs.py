@@ -14,7 +14,7 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.jobs import JobFacts, JobRequest, new_job_id
 from gpu_tui.remote.ssh import SshHost
-from gpu_tui.services import jobs as jobsvc
+from gpu_tui.services.jobs import runner as jobsvc
 
 pytestmark = pytest.mark.sshd
 
@@ -203,7 +203,7 @@ async def test_log_follow_resumes_after_a_dropped_link_without_loss_or_repeats(s
     import os
     import signal
 
-    from gpu_tui.services.logtail import LogFollower
+    from gpu_tui.services.jobs.tail import LogFollower
 
     inst = inst_of(sshd_instance)
     host = await connected(sshd_instance, tmp_path)

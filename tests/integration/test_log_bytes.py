@@ -15,9 +15,9 @@ from waiting import until, until_sync
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.jobs import JobRequest, new_job_id
-from gpu_tui.core.logtext import lines_of, whole_lines, window_stream
-from gpu_tui.services import jobs as jobsvc
-from gpu_tui.services.logtail import LogFollower
+from gpu_tui.core.trainlog.read import lines_of, whole_lines, window_stream
+from gpu_tui.services.jobs import runner as jobsvc
+from gpu_tui.services.jobs.tail import LogFollower
 
 pytestmark = pytest.mark.sshd
 

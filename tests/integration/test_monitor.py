@@ -21,7 +21,7 @@ from gpu_tui.services.events import (
     ProcessesReceived,
     StateChanged,
 )
-from gpu_tui.services.monitor import HostMonitor
+from gpu_tui.services.monitor.host import HostMonitor
 
 pytestmark = pytest.mark.sshd
 
@@ -73,7 +73,7 @@ async def test_stream_delivers_frames_stats_and_processes(sshd_factory, tmp_path
 async def test_driver_failure_mid_stream_becomes_gpu_error_and_recovers(
     sshd_factory, tmp_path: Path, monkeypatch
 ) -> None:
-    import gpu_tui.services.monitor as monitor_mod
+    import gpu_tui.services.monitor.host as monitor_mod
 
     monkeypatch.setattr(monitor_mod, "GPU_RETRY_SECONDS", 0.5)
     inst = sshd_factory("flaky-driver")

@@ -22,8 +22,8 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.jobs import JobRequest, new_job_id
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services import autostop as autostopsvc
-from gpu_tui.services import jobs as jobsvc
-from gpu_tui.services import notify_remote as nr
+from gpu_tui.services.jobs import runner as jobsvc
+from gpu_tui.services.notify import instance as nr
 
 pytestmark = pytest.mark.sshd
 

@@ -1,4 +1,4 @@
-"""The laptop's sending (services/notify_send.py): Apprise really sending to loopback servers that
+"""The laptop's sending (services/notify/send.py): Apprise really sending to loopback servers that
 answer like ntfy's and a JSON webhook's documentation, AutoDL's WeChat API, a dead target that
 costs no more than its timeout, and URLs masked wherever they are shown or logged."""
 
@@ -13,7 +13,7 @@ from notifyserver import dead_port, notify_server
 from pydantic import SecretStr
 
 from gpu_tui.config.logsetup import setup_logging
-from gpu_tui.services.notify_send import AUTODL_WECHAT, Target, masked, send_all, url_problem
+from gpu_tui.services.notify.send import AUTODL_WECHAT, Target, masked, send_all, url_problem
 
 
 def target(n: int, url: str) -> Target:

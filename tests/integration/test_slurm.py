@@ -151,10 +151,10 @@ async def test_dashboard_gpus_come_from_inside_the_running_jobs_allocation(
     from gpu_tui.config.settings import InstanceConfig
     from gpu_tui.core.jobs import JobRequest, new_job_id
     from gpu_tui.core.models import GpuErrorKind
-    from gpu_tui.services import jobs as jobsvc
-    from gpu_tui.services import monitor as monitor_mod
-    from gpu_tui.services import slurm
     from gpu_tui.services.events import GpuErrorChanged, GpuFrameReceived
+    from gpu_tui.services.jobs import runner as jobsvc
+    from gpu_tui.services.jobs import slurm
+    from gpu_tui.services.monitor import host as monitor_mod
 
     monkeypatch.setattr(monitor_mod, "GPU_RETRY_SECONDS", 0.3)
     inst = sshd_factory("login", gpus=2)

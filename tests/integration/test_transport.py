@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sshhelp import ssh_host
 
-from gpu_tui.core import nvsmi
 from gpu_tui.core.errors import AuthFailed, ConnectionLost, HostKeyChanged, HostKeyUnknown, Unreachable
+from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.models import GpuErrorKind
 from gpu_tui.remote.quoting import quote
 from gpu_tui.services.status import sample_host

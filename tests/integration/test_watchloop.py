@@ -17,12 +17,12 @@ from sshhelp import ssh_host
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.jobs import JobRequest, new_job_id
-from gpu_tui.services import jobs as jobsvc
-from gpu_tui.services import watchloop
 from gpu_tui.services.events import ConnState, GpuFrameReceived, HostStatsReceived, ProcessesReceived, StateChanged
 from gpu_tui.services.fleet import Fleet
-from gpu_tui.services.jobwatch import JobFinished, JobsReceived
-from gpu_tui.services.watchloop import WatchMode, WatchModeChanged
+from gpu_tui.services.jobs import runner as jobsvc
+from gpu_tui.services.jobs.watch import JobFinished, JobsReceived
+from gpu_tui.services.monitor import watchloop
+from gpu_tui.services.monitor.watchloop import WatchMode, WatchModeChanged
 
 pytestmark = pytest.mark.sshd
 

@@ -12,7 +12,7 @@ from pilothelp import inproc_app, screen_text, steady
 from waiting import wait_for
 
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core.logsummary import LogSummary
+from gpu_tui.core.trainlog.summary import LogSummary
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.screens.job_log import progress_text
 

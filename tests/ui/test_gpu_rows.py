@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_tui.core import nvsmi
+from gpu_tui.core.metrics import nvsmi
 from gpu_tui.ui.format import gpu_row, spark_width
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "nvidia-smi"

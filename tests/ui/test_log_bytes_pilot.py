@@ -12,7 +12,7 @@ from sshhelp import run_gpu_tui
 from textual.widgets import Log
 from waiting import wait_for
 
-from gpu_tui.services.watchloop import WatchMode
+from gpu_tui.services.monitor.watchloop import WatchMode
 from gpu_tui.ui.screens.job_log import JobLogScreen
 
 pytestmark = pytest.mark.sshd

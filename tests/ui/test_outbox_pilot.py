@@ -12,7 +12,7 @@ from sshhelp import ssh_host
 from waiting import wait_for
 
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.services import notify_remote as nr
+from gpu_tui.services.notify import instance as nr
 
 pytestmark = pytest.mark.sshd
 

@@ -1,4 +1,4 @@
-"""Widths in terminal cells for the CLI (commands/cells.py), and the CLI's words in Chinese
+"""Widths in terminal cells for the CLI (commands/support/cells.py), and the CLI's words in Chinese
 that need no instance: yes/no answers, the shutdown report, autostop and sync summaries."""
 
 from __future__ import annotations
@@ -8,18 +8,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from gpu_tui.commands import cells
 from gpu_tui.commands.autostop_cmd import status_words
-from gpu_tui.commands.cells import format_rows, pad, truncate, wrap
 from gpu_tui.commands.cost_cmd import format_cost_table
-from gpu_tui.commands.output import error_line, is_yes
-from gpu_tui.commands.power_cmd import report_detail
+from gpu_tui.commands.shutdown_cmd import report_detail
+from gpu_tui.commands.support import cells
+from gpu_tui.commands.support.cells import format_rows, pad, truncate, wrap
+from gpu_tui.commands.support.output import error_line, is_yes
 from gpu_tui.commands.sync_cmd import summary_words
 from gpu_tui.config.language import catalog
 from gpu_tui.core import i18n
 from gpu_tui.core.autostop import AutostopStatus
 from gpu_tui.core.errors import InputError
-from gpu_tui.core.ledgermath import NameTotal
+from gpu_tui.core.money.ledgermath import NameTotal
 from gpu_tui.core.syncplan import SyncSummary, summary_line
 from gpu_tui.services.power import ShutdownResult
 

@@ -7,8 +7,8 @@ import importlib
 import pytest
 
 from gpu_tui.cli import COMMANDS, build_parser
-from gpu_tui.core.cost import parse_hourly_rate
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.money.cost import parse_hourly_rate
 
 
 def test_every_subcommand_resolves_to_a_function() -> None:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_tui.core.condaenvs import CondaEnvEntry, env_names, parse_env_list_json, parse_env_list_text
+from gpu_tui.core.env.condaenvs import CondaEnvEntry, env_names, parse_env_list_json, parse_env_list_text
 
 DATA = Path(__file__).parent.parent / "data" / "conda" / "env-list"
 

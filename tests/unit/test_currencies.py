@@ -1,4 +1,4 @@
-"""Money in several currencies (core/cost.py, core/units.py, core/ledgermath.py): kept and shown
+"""Money in several currencies (core/money/cost.py, core/units.py, core/money/ledgermath.py): kept and shown
 per currency, never added across currencies (gpu-tui has no exchange rates)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_tui.core.cost import currency_of, only_in, others_than, per_currency
-from gpu_tui.core.ledgermath import (
+from gpu_tui.core.money.cost import currency_of, only_in, others_than, per_currency
+from gpu_tui.core.money.ledgermath import (
     Extend,
     Insert,
     Interval,
@@ -98,7 +98,7 @@ def test_per_currency_charts_add_up_to_the_one_chart(rows: list[tuple[str, float
 
 
 def test_the_status_table_shows_each_instance_in_its_currency() -> None:
-    from gpu_tui.commands.status import format_table
+    from gpu_tui.commands.status_cmd import format_table
     from gpu_tui.core.models import HostStats
     from gpu_tui.services.status import InstanceStatus
 

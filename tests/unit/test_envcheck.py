@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_tui.core.envcheck import PyModule, build_checks, env_json, parse_module, parse_probe
+from gpu_tui.core.env.check import PyModule, build_checks, env_json, parse_module, parse_probe
 
 PROBE = """@@section nvsmi
 NVIDIA GeForce RTX 4090

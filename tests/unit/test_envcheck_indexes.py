@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from gpu_tui.core.envcheck import build_checks, env_json, parse_probe
-from gpu_tui.core.mirrors import IndexAnswer, conda_channel_url, pip_index_url
+from gpu_tui.core.env.check import build_checks, env_json, parse_probe
+from gpu_tui.core.env.mirrors import IndexAnswer, conda_channel_url, pip_index_url
 from gpu_tui.core.units import format_latency_ms
 
 PROBE = """@@section conda

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpu_tui.core.errors import InputError
-from gpu_tui.core.fit import (
+from gpu_tui.core.fit.estimate import (
     COMMON_CARDS,
     Card,
     cheapest_fit,
@@ -28,7 +28,7 @@ from gpu_tui.core.fit import (
     spec_from_config,
     spec_from_name,
 )
-from gpu_tui.core.fitmodels import MODELS, find_model
+from gpu_tui.core.fit.models import MODELS, find_model
 
 GIB = 2**30
 

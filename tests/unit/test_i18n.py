@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_tui.config.language import LOCALE_DIR, apply_language, catalog
+from gpu_tui.config.language import LOCALE_DIR, apply_language, catalog, resolve_language
 from gpu_tui.core import i18n
 from gpu_tui.core.errors import ConfigError
 
@@ -38,18 +38,18 @@ def test_locale_variables_in_the_c_librarys_order() -> None:
 
 def test_option_beats_env_beats_config_beats_locale() -> None:
     env = {"LANG": "zh_CN.UTF-8"}
-    assert i18n.resolve_language(None, env, "auto") == "zh-CN"
-    assert i18n.resolve_language(None, env, "en") == "en"
-    assert i18n.resolve_language(None, {**env, "GPU_TUI_LANG": "en"}, "zh-CN") == "en"
-    assert i18n.resolve_language("zh-CN", {"GPU_TUI_LANG": "en"}, "en") == "zh-CN"
-    assert i18n.resolve_language("auto", {"GPU_TUI_LANG": "auto", "LANG": "zh_CN"}, "auto") == "zh-CN"
+    assert resolve_language(None, env, "auto") == "zh-CN"
+    assert resolve_language(None, env, "en") == "en"
+    assert resolve_language(None, {**env, "GPU_TUI_LANG": "en"}, "zh-CN") == "en"
+    assert resolve_language("zh-CN", {"GPU_TUI_LANG": "en"}, "en") == "zh-CN"
+    assert resolve_language("auto", {"GPU_TUI_LANG": "auto", "LANG": "zh_CN"}, "auto") == "zh-CN"
 
 
 @pytest.mark.parametrize(
     ("option", "env", "where"), [("fr", {}, "--lang"), (None, {"GPU_TUI_LANG": "klingon"}, "GPU_TUI_LANG")])
 def test_an_unknown_value_names_itself_and_the_choices(option: str | None, env: dict[str, str], where: str) -> None:
     with pytest.raises(ConfigError, match=rf"{where}: unknown language .*choose one of auto, en, zh-CN"):
-        i18n.resolve_language(option, env, "auto")
+        resolve_language(option, env, "auto")
 
 
 def test_cli_refuses_an_unknown_language_with_exit_2(tmp_path: Path) -> None:

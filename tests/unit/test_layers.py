@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_headless_imports_do_not_load_textual() -> None:
     code = (
-        "import sys, gpu_tui.cli, gpu_tui.commands.status, gpu_tui.services.monitor, gpu_tui.services.status;"
+        "import sys, gpu_tui.cli, gpu_tui.commands.status_cmd, gpu_tui.services.monitor.host, gpu_tui.services.status;"
         "bad=[m for m in sys.modules if m.split('.')[0] in ('textual','rich')];"
         "print(','.join(bad))"
     )

@@ -1,4 +1,4 @@
-"""Pure billing-interval arithmetic (gpu_tui/core/ledgermath.py): examples and properties."""
+"""Pure billing-interval arithmetic (gpu_tui/core/money/ledgermath.py): examples and properties."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_tui.core.ledgermath import (
+from gpu_tui.core.money.ledgermath import (
     Extend,
     Insert,
     Interval,

@@ -1,5 +1,5 @@
-"""core.logbytes: a log's bytes in any encoding read as written (UTF-8, the locale's, GB18030),
-split anywhere, never losing a number; and the logtext helpers that take them."""
+"""core/trainlog/decode: a log's bytes in any encoding read as written (UTF-8, the locale's, GB18030),
+split anywhere, never losing a number; and the trainlog/read helpers that take them."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_tui.core.logbytes import LogDecoder, as_log_bytes, codec_for_charset, decode_log, sniff_encoding
-from gpu_tui.core.logstream import LogStream, feed_all
-from gpu_tui.core.logtext import lines_of, summarize, whole_lines, window_stream
+from gpu_tui.core.trainlog.decode import LogDecoder, as_log_bytes, codec_for_charset, decode_log, sniff_encoding
+from gpu_tui.core.trainlog.read import lines_of, summarize, whole_lines, window_stream
+from gpu_tui.core.trainlog.stream import LogStream, feed_all
 
 BYTES = Path(__file__).parent.parent / "data" / "logs" / "bytes"
 REAL = Path(__file__).parent.parent / "data" / "logs" / "real"

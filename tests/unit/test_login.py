@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_tui.core.errors import InputError
-from gpu_tui.core.login import LoginSpec, guess_provider, parse_login, suggest_name
+from gpu_tui.core.logincmd import LoginSpec, guess_provider, parse_login, suggest_name
 
 KEY = "~/.ssh/id_ed25519"
 

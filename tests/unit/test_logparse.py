@@ -1,4 +1,4 @@
-"""gpu_tui.core.logline and logsummary against the FIELD_NOTES forms and the tests/data/logs corpus (no mocks).
+"""gpu_tui.core.trainlog.line and .summary against the FIELD_NOTES forms and the tests/data/logs corpus (no mocks).
 
 - parse_line: every progress, metric and failure form of docs/FIELD_NOTES.md ("Training
   logs"), and the look-alikes that must not count;
@@ -20,8 +20,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_tui.core import logline, logsummary
-from gpu_tui.core.logline import (
+from gpu_tui.core.trainlog import line as logline
+from gpu_tui.core.trainlog import summary as logsummary
+from gpu_tui.core.trainlog.line import (
     ABORTED,
     INF_LOSS,
     KILLED,
@@ -34,8 +35,8 @@ from gpu_tui.core.logline import (
     parse_duration,
     parse_line,
 )
-from gpu_tui.core.logstream import LogStream
-from gpu_tui.core.logsummary import LogSummary, eval_loss, train_loss
+from gpu_tui.core.trainlog.stream import LogStream
+from gpu_tui.core.trainlog.summary import LogSummary, eval_loss, train_loss
 
 LOGS_DIR = Path(__file__).resolve().parents[1] / "data" / "logs"
 

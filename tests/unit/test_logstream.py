@@ -1,4 +1,4 @@
-"""gpu_tui.core.logstream: raw log bytes -> display lines (no mocks, no I/O).
+"""gpu_tui.core.trainlog.stream: raw log bytes -> display lines (no mocks, no I/O).
 
 - what training scripts write (docs/FIELD_NOTES.md, "Training logs"): tqdm `\\r` redraws,
   stacked bars with ESC[A, prints glued onto a bar, ANSI/OSC, `\\b`, tabs, bad UTF-8;
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_tui.core import logstream
-from gpu_tui.core.logstream import (
+from gpu_tui.core.trainlog import stream as logstream
+from gpu_tui.core.trainlog.stream import (
     MAX_DEPTH,
     TRUNCATION_MARK,
     LogEvent,

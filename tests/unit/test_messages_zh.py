@@ -13,8 +13,8 @@ import pytest
 
 from gpu_tui.config.language import catalog
 from gpu_tui.config.settings import load_settings, parse_settings
-from gpu_tui.core import i18n, nvsmi
-from gpu_tui.core.envcheck import EnvFacts, PyModule, build_checks, env_json
+from gpu_tui.core import i18n
+from gpu_tui.core.env.check import EnvFacts, PyModule, build_checks, env_json
 from gpu_tui.core.errors import (
     AuthFailed,
     CommandTimeout,
@@ -26,7 +26,8 @@ from gpu_tui.core.errors import (
     InputError,
     Unreachable,
 )
-from gpu_tui.core.login import parse_login
+from gpu_tui.core.logincmd import parse_login
+from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.units import format_ago_s, format_eta_s, format_local_datetime, format_rate_per_hour
 from gpu_tui.remote.hostkeys import KnownHosts
 from gpu_tui.remote.ssh import SshHost, SshTarget
@@ -141,8 +142,8 @@ def test_refusals_before_anything_runs_are_chinese(zh: None) -> None:
     from gpu_tui.core.autostop import AutostopStatus
     from gpu_tui.core.jobs import JobRequest
     from gpu_tui.core.syncplan import SyncSummary, summary_line
-    from gpu_tui.services.jobs import validate_request
-    from gpu_tui.services.sync import check_direction
+    from gpu_tui.services.jobs.runner import validate_request
+    from gpu_tui.services.sync.run import check_direction
 
     with pytest.raises(InputError, match="^命令是空的: 请在 `--` 后面写要运行的命令$"):
         validate_request(JobRequest(id="20261201-140500-a1b2", command=" "))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_tui.core.mirrors import (
+from gpu_tui.core.env.mirrors import (
     DEFAULT_CONDA,
     DEFAULT_PIP,
     MIRRORS,

@@ -20,7 +20,7 @@ from waiting import until
 from gpu_tui.core.errors import ConnectionLost, Unreachable
 from gpu_tui.remote.host import ByteStream, CommandResult, Host, LineStream
 from gpu_tui.services.events import ConnState, MonitorEvent, StateChanged
-from gpu_tui.services.monitor import HostMonitor
+from gpu_tui.services.monitor.host import HostMonitor
 
 
 class SwallowingHost(Host):

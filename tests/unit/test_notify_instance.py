@@ -13,10 +13,11 @@ from types import ModuleType
 import pytest
 
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core import notifyurl as nu
-from gpu_tui.core.logtext import summarize
+from gpu_tui.core.notify import urls as nu
+from gpu_tui.core.trainlog.read import summarize
 from gpu_tui.core.units import format_duration_s, format_money
-from gpu_tui.services import notify_bundle, notify_remote
+from gpu_tui.services.notify import bundle as notify_bundle
+from gpu_tui.services.notify import instance as notify_remote
 
 PY36 = Path("/root/.pyenv/versions/3.6.15/bin/python3.6")
 SECRET_URLS = {
@@ -88,7 +89,7 @@ def test_laptop_only_and_broken_urls_say_why() -> None:
 
 
 def load_sender() -> ModuleType:
-    path = Path(notify_bundle.__file__).with_name("notify_remote_sender.py")
+    path = Path(notify_bundle.__file__).with_name("sender.py")
     spec = importlib.util.spec_from_file_location("shipped_sender", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -126,7 +127,7 @@ def test_the_shipped_rules_name_the_failure_gpu_tui_jobs_names(tmp_path: Path, l
     probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); import importlib.util as u; "
              "s = u.spec_from_file_location('s', sys.argv[2]); m = u.module_from_spec(s); s.loader.exec_module(m); "
              "print(json.dumps(m.failure_of(sys.argv[3], sys.argv[4], True, int(sys.argv[5]))[0]))")
-    sender = str(Path(notify_bundle.__file__).with_name("notify_remote_sender.py"))
+    sender = str(Path(notify_bundle.__file__).with_name("sender.py"))
     pythons = [sys.executable] + ([str(PY36)] if PY36.exists() else [])
     for py in pythons:
         out = subprocess.run([py, "-c", probe, str(core), sender, str(tmp_path), log, str(code)],
@@ -167,7 +168,7 @@ def test_mask_hides_every_query_value() -> None:
 def test_a_url_urllib_refuses_is_unsupported_not_a_traceback(url: str) -> None:
     with pytest.raises(nu.Unsupported):
         nu.request_for(url)
-    from gpu_tui.services import notify_remote
+    from gpu_tui.services.notify import instance as notify_remote
 
     doc, _sh, warnings = notify_remote.targets_document(InstanceConfig(name="box", host="h"), [url], ["job_end"])
     assert doc["targets"] == [] and len(warnings) == 1 and "not sent from the instance" in warnings[0]

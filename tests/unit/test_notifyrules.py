@@ -1,5 +1,5 @@
-"""The laptop side's notification decisions (core/notifyrules.py) and the low-utilisation rule
-(core/lowutil.py): each event once per occurrence, re-armed when its condition clears."""
+"""The laptop side's notification decisions (core/notify/rules.py) and the low-utilisation rule
+(core/metrics/lowutil.py): each event once per occurrence, re-armed when its condition clears."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 
 from gpu_tui.config.settings import parse_settings
 from gpu_tui.core.errors import ConfigError
-from gpu_tui.core.history import HostHistory
-from gpu_tui.core.lowutil import LowUtil, assess
+from gpu_tui.core.metrics.history import HostHistory
+from gpu_tui.core.metrics.lowutil import LowUtil, assess
 from gpu_tui.core.models import GpuFrame, GpuSample
-from gpu_tui.core.notifyrules import DEFAULT_EVENTS, EVENTS, FleetFacts, InstanceFacts, LaptopRules, Once
+from gpu_tui.core.notify.rules import DEFAULT_EVENTS, EVENTS, FleetFacts, InstanceFacts, LaptopRules, Once
 
 T0 = 1_796_000_000.0
 

@@ -1,4 +1,4 @@
-"""gpu_tui.core.nvsmi against real nvidia-smi captures and the FIELD_NOTES corpus (no mocks).
+"""gpu_tui.core.metrics.nvsmi against real nvidia-smi captures and the FIELD_NOTES corpus (no mocks).
 
 - captures: tests/data/nvidia-smi/captures/ (10 real machines, Linux and Windows, drivers
   590-610), read through tests/nvsmi_captures.py;
@@ -18,9 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_tui.core import nvsmi
-from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, GpuSample
-from gpu_tui.core.nvsmi import (
+from gpu_tui.core.metrics import nvsmi
+from gpu_tui.core.metrics.nvsmi import (
     COMPUTE_APPS_FIELDS,
     LEGACY_QUERY_FIELDS,
     QUERY_FIELDS,
@@ -37,6 +36,7 @@ from gpu_tui.core.nvsmi import (
     to_int,
     unsupported_field,
 )
+from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, GpuSample
 
 TESTS_DIR = Path(__file__).resolve().parents[1]
 if str(TESTS_DIR) not in sys.path:

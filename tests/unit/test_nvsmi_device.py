@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_tui.core import nvsmi
+from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.models import GpuErrorKind, GpuFrame
 
 DEVICE = Path(__file__).resolve().parents[1] / "data" / "nvidia-smi" / "device"

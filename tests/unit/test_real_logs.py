@@ -7,7 +7,7 @@ compared:
 - `epoch`, `epochs`, `step`, `steps`: LogSummary.progress's, exactly (null: the log does not say);
 - `inner_percent`: the inner bar's own percent (`bar_percent`), to 0.01; not checked when the
   expectation is null (a person reads no bar there);
-- `percent`: the run's percent, derived from the expectation by core/logprogress's rule:
+- `percent`: the run's percent, derived from the expectation by core/trainlog/progress's rule:
   epoch k of N with inner fraction f (the bar's percent, else the in-epoch counter the
   expectation names as `metrics.inner`/`metrics.iter` "k/N") -> ((k-1)+f)/N, or (k+f)/(N+1) where the log counts from 0
   (its note says "zero-based"); else step/steps; not checked when neither is known;
@@ -34,8 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_tui.core.logstream import LogStream
-from gpu_tui.core.logsummary import LogSummary
+from gpu_tui.core.trainlog.stream import LogStream
+from gpu_tui.core.trainlog.summary import LogSummary
 
 # GPU_TUI_REAL_LOGS: another copy of the corpus (a worktree still collecting it)
 REAL = Path(os.environ.get("GPU_TUI_REAL_LOGS") or Path(__file__).resolve().parents[1] / "data" / "logs" / "real")

@@ -87,7 +87,7 @@ def test_state_words() -> None:
 
 def test_options_sbatch_takes_are_not_refused() -> None:
     from gpu_tui.core.errors import InputError
-    from gpu_tui.services.slurm import SlurmOptions, validate_options
+    from gpu_tui.services.jobs.slurm import SlurmOptions, validate_options
 
     validate_options(SlurmOptions(partition="debug,gpu", time="UNLIMITED"))  # sbatch takes both
     for bad in (SlurmOptions(partition="gpu;rm"), SlurmOptions(partition="a,,b"), SlurmOptions(time="4h")):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import random
 
-from gpu_tui.core.cost import burn_rate, cost_so_far, format_money
-from gpu_tui.core.history import HostHistory
-from gpu_tui.core.hoststats import CpuTimes, parse_probe
+from gpu_tui.core.metrics.history import HostHistory
+from gpu_tui.core.metrics.hoststats import CpuTimes, parse_probe
 from gpu_tui.core.models import GpuFrame, GpuSample
+from gpu_tui.core.money.cost import burn_rate, cost_so_far, format_money
 from gpu_tui.core.text import printable, strip_ansi
 from gpu_tui.remote.backoff import backoff_delay
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_tui.commands.sync_args import is_transport
+from gpu_tui.commands.args.sync import is_transport
 from gpu_tui.core.syncplan import (
     Excludes,
     SyncProgress,
@@ -20,7 +20,7 @@ from gpu_tui.core.syncplan import (
     summary_json,
     summary_line,
 )
-from gpu_tui.services.sync_transport import Transport, remote_command
+from gpu_tui.services.sync.transport import Transport, remote_command
 
 HOME = "/root"
 

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpu_tui.core import cost, durations
+from gpu_tui.core import durations
 from gpu_tui.core.durations import parse_duration
+from gpu_tui.core.money import cost
 from gpu_tui.core.units import (
     MISSING,
     format_ago_s,

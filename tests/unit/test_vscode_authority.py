@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpu_tui.commands.ide_cmd import vscode_authority
+from gpu_tui.commands.sshconfig_cmd import vscode_authority
 
 
 def test_lower_case_names_pass_through_and_capitals_are_escaped() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_tui.core.watchrec import RecordParser, WatchFail, WatchHello, WatchRecord
+from gpu_tui.core.metrics.watchrec import RecordParser, WatchFail, WatchHello, WatchRecord
 
 N = "1a2b3c4d"
 M = f"@@w{N}"

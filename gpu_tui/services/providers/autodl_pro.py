@@ -19,9 +19,9 @@ from pydantic import SecretStr
 
 from gpu_tui.core.errors import AuthFailed, GpuTuiError, RemoteError
 from gpu_tui.core.i18n import _
-from gpu_tui.core.login import parse_login
+from gpu_tui.core.logincmd import parse_login
 from gpu_tui.core.providers import AccountBalance, ProviderInstance, normalise_status, port_of
-from gpu_tui.services.autodl_api import fetch_balance
+from gpu_tui.services.providers.autodl_balance import fetch_balance
 from gpu_tui.services.providers.http import JsonApi
 
 __all__ = ["AutoDLPro", "parse_pro"]

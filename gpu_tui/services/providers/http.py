@@ -1,6 +1,6 @@
 """The one HTTP helper of the provider clients: JSON over urllib, in a thread, with a timeout.
 
-Like services/autodl_api.py (stdlib urllib, no new dependency): every call runs in
+Like services/providers/autodl_balance.py (stdlib urllib, no new dependency): every call runs in
 `asyncio.to_thread` so the dashboard's event loop never blocks, has a timeout, and only reads
 (`idempotent=True`) are retried, as a start or stop sent twice could bill twice. The token is
 in a header and never in a URL, a log line or a message. An error carries the provider's own

@@ -1,7 +1,7 @@
 """The laptop side of notifications, while the dashboard is open: balance, budget, unreachable,
 idle and low utilisation go to the user's targets (phone, chat, e-mail).
 
-The decisions are core/notifyrules.py's; the sending is services/notify_send.py's, in a worker.
+The decisions are core/notify/rules.py's; the sending is services/notify/send.py's, in a worker.
 This handler only gathers the facts each tick and starts the sends.
 """
 
@@ -11,15 +11,15 @@ import asyncio
 import logging
 import math
 
-from gpu_tui.core.cost import only_in
 from gpu_tui.core.i18n import _
-from gpu_tui.core.lowutil import LowUtil, assess
-from gpu_tui.core.notifyrules import FleetFacts, InstanceFacts, LaptopRules, Notice
+from gpu_tui.core.metrics.lowutil import LowUtil, assess
+from gpu_tui.core.money.cost import only_in
+from gpu_tui.core.notify.rules import FleetFacts, InstanceFacts, LaptopRules, Notice
 from gpu_tui.core.units import format_local_date
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.services.notify_remote import INSTANCE_EVENTS
-from gpu_tui.services.notify_send import send_all
-from gpu_tui.services.notify_targets import NotifySetup, for_event
+from gpu_tui.services.notify.instance import INSTANCE_EVENTS
+from gpu_tui.services.notify.send import send_all
+from gpu_tui.services.notify.targets import NotifySetup, for_event
 from gpu_tui.ui.dashboard.context import DashboardContext
 
 __all__ = ["LaptopAlerts", "instance_sends"]
@@ -34,7 +34,7 @@ SEND_ATTEMPTS = 2
 
 def instance_sends(view: InstanceView, event: str) -> bool:
     """Whether the instance sends `event` itself, so that the laptop does not send it too. The
-    instance sends job_end, job_failure and autostop (services/notify_remote.INSTANCE_EVENTS),
+    instance sends job_end, job_failure and autostop (services/notify/instance.INSTANCE_EVENTS),
     which the laptop never sends; every event the laptop sends (balance, budget, unreachable,
     idle, low_util) is the laptop's alone, so none is sent twice."""
     return event in INSTANCE_EVENTS

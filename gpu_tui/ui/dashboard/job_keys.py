@@ -13,10 +13,10 @@ from gpu_tui.core.errors import GpuTuiError, InputError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo, JobRequest
 from gpu_tui.core.text import printable
-from gpu_tui.services import jobs as jobsvc
-from gpu_tui.services import slurm
 from gpu_tui.services.conda import CondaInstall, conda_envs
 from gpu_tui.services.fleet import InstanceView
+from gpu_tui.services.jobs import runner as jobsvc
+from gpu_tui.services.jobs import slurm
 from gpu_tui.ui.dashboard.context import DashboardContext
 from gpu_tui.ui.format import job_word, text_parts
 from gpu_tui.ui.screens.confirm import ConfirmScreen

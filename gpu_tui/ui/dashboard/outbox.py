@@ -11,7 +11,7 @@ from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import _, ngettext
 from gpu_tui.core.text import printable
 from gpu_tui.remote.host import Host
-from gpu_tui.services.notify_remote import SentEvent, read_outbox
+from gpu_tui.services.notify.instance import SentEvent, read_outbox
 from gpu_tui.ui.dashboard.context import DashboardContext
 
 __all__ = ["OutboxWatch", "failed_sends_text"]

@@ -8,8 +8,8 @@ import time
 from rich.text import Text
 
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core.cost import per_currency
 from gpu_tui.core.i18n import _
+from gpu_tui.core.money.cost import per_currency
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_rates_per_hour
 from gpu_tui.services.fleet import InstanceView

@@ -24,15 +24,15 @@ from gpu_tui.core.i18n import N_, _
 from gpu_tui.services.events import ConnState, GpuFrameReceived, HostStatsReceived, StateChanged
 from gpu_tui.services.fleet import Fleet, FleetEvent, HostReplaced, InstanceView
 from gpu_tui.services.forwards import ForwardEvent, Forwards
-from gpu_tui.services.jobwatch import JobFinished
+from gpu_tui.services.jobs.watch import JobFinished
 from gpu_tui.ui.bindings import translate_bindings
 from gpu_tui.ui.dashboard import instance_keys, job_keys
 from gpu_tui.ui.dashboard.alerts import LaptopAlerts
+from gpu_tui.ui.dashboard.money_warnings import MoneyWarnings
 from gpu_tui.ui.dashboard.outbox import OutboxWatch
 from gpu_tui.ui.dashboard.power_keys import PowerKeys
 from gpu_tui.ui.dashboard.shell import open_shell, shell_possible
 from gpu_tui.ui.dashboard.start_keys import StartKeys
-from gpu_tui.ui.dashboard.warnings import MoneyWarnings
 from gpu_tui.ui.messages import JobEnded
 from gpu_tui.ui.screens import DetailScreen, HelpScreen
 from gpu_tui.ui.screens.conda import CondaScreen

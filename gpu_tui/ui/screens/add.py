@@ -21,10 +21,10 @@ from textual.widgets import Button, Checkbox, Input, Label, Select, Static
 
 from gpu_tui.config.logsetup import redact
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core.cost import parse_hourly_rate
 from gpu_tui.core.errors import GpuTuiError, HostKeyUnknown
 from gpu_tui.core.i18n import N_, _
-from gpu_tui.core.login import guess_provider, parse_login, suggest_name
+from gpu_tui.core.logincmd import guess_provider, parse_login, suggest_name
+from gpu_tui.core.money.cost import parse_hourly_rate
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services.onboard import NewInstance, Onboarder, check_login, final_name, install_app_key
 from gpu_tui.ui.screens.form_css import compact_form_css, fit_labels

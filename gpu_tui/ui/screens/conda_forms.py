@@ -17,9 +17,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from gpu_tui.core.env.mirrors import MIRRORS
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _
-from gpu_tui.core.mirrors import MIRRORS
 from gpu_tui.ui.screens.form_css import compact_form_css, fit_labels
 from gpu_tui.ui.screens.localise import styled, translate_bindings
 

@@ -19,9 +19,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from gpu_tui.core.cost import per_currency
 from gpu_tui.core.i18n import N_, _, ngettext
-from gpu_tui.core.ledgermath import PeriodRow
+from gpu_tui.core.money.cost import per_currency
+from gpu_tui.core.money.ledgermath import PeriodRow
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_local_datetime, format_money, format_rate_per_hour
 from gpu_tui.services.ledger import Ledger, LedgerError

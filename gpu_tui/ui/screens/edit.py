@@ -17,9 +17,9 @@ from textual.widgets import Button, Input, Label, Select, Static
 
 from gpu_tui.config.edit import REMOVE
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core.cost import parse_hourly_rate
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _
+from gpu_tui.core.money.cost import parse_hourly_rate
 from gpu_tui.ui.screens.form_css import compact_form_css, fit_labels
 from gpu_tui.ui.screens.localise import styled, translate_bindings
 

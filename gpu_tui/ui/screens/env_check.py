@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label, Select, Static
 
 from gpu_tui.config.settings import InstanceConfig
-from gpu_tui.core.envcheck import Check, build_checks
+from gpu_tui.core.env.check import Check, build_checks
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.text import printable

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Label, Select, Static
 
 from gpu_tui.core.errors import GpuTuiError
-from gpu_tui.core.fit import (
+from gpu_tui.core.fit.estimate import (
     COMMON_CARDS,
     DTYPES,
     GIB,

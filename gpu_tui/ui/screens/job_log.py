@@ -2,8 +2,8 @@
 
 The log is read once from its end (a window, however big the file), then followed by byte
 offset over the instance's connection; after a dropped link it resumes where it stopped. Bytes
-become lines in core/logstream (progress bars collapse, escapes never reach the terminal) and
-numbers in core/logsummary. However fast the job writes, the screen repaints at most 4 times a
+become lines in core/trainlog/stream (progress bars collapse, escapes never reach the terminal) and
+numbers in core/trainlog/summary. However fast the job writes, the screen repaints at most 4 times a
 second: lines queue up and are written in one batch.
 """
 
@@ -25,14 +25,14 @@ from textual.widgets import Footer, Log, Select
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo
-from gpu_tui.core.logstream import LogStream, StreamUpdate
-from gpu_tui.core.logsummary import LogSummary
-from gpu_tui.core.logtext import whole_lines, window_stream
+from gpu_tui.core.trainlog.read import whole_lines, window_stream
+from gpu_tui.core.trainlog.stream import LogStream, StreamUpdate
+from gpu_tui.core.trainlog.summary import LogSummary
 from gpu_tui.core.units import format_bytes, format_eta_s, format_money, format_percent
 from gpu_tui.remote.host import Host
-from gpu_tui.services import jobs as jobsvc
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.services.logtail import LogFollower
+from gpu_tui.services.jobs import runner as jobsvc
+from gpu_tui.services.jobs.tail import LogFollower
 from gpu_tui.ui.screens.localise import translate_bindings
 from gpu_tui.ui.widgets.text_panel import TextPanel
 
@@ -71,7 +71,7 @@ def loss_chart(points: list[tuple[float, float]], axis: str | None, *, width: in
 def progress_text(summary: LogSummary, view: InstanceView, now: float, currency: str, running: bool) -> Text:
     """`45% of the run · epoch 3/10 · 450/1000 · ETA 12m05s → done 14:32 · ¥12.34 by then (+¥0.40)` and
     the last loss. Percent, ETA, finish time and cost are the run's where the log says how long
-    the run is (core/logprogress), else the bar's."""
+    the run is (core/trainlog/progress), else the bar's."""
     t = Text()
     p = summary.progress
     if p is not None:

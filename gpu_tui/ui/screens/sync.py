@@ -27,7 +27,7 @@ from gpu_tui.core.syncplan import Direction, SyncProgress, SyncSummary, summary_
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_bytes
 from gpu_tui.remote.host import Host
-from gpu_tui.services.sync import Transport, plan_sync, resolve_paths, run_sync
+from gpu_tui.services.sync.run import Transport, plan_sync, resolve_paths, run_sync
 from gpu_tui.ui.screens.localise import pad, translate_bindings
 
 __all__ = ["SyncScreen"]

@@ -7,7 +7,7 @@ import time
 from rich.text import Text
 
 from gpu_tui.core.i18n import _, ngettext
-from gpu_tui.core.lowutil import assess
+from gpu_tui.core.metrics.lowutil import assess
 from gpu_tui.core.slurm import SlurmNode
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour

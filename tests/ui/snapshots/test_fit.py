@@ -4,7 +4,7 @@ passes from its instances' last frames), in English at both sizes and in Chinese
 from __future__ import annotations
 
 from gpu_tui.config.language import apply_language
-from gpu_tui.core.fit import Card
+from gpu_tui.core.fit.estimate import Card
 from gpu_tui.ui.screens.fit import FitScreen
 
 from .shots import SIZES, HostApp

@@ -19,7 +19,7 @@ RSYNC_VERSION = "rsync  version 3.2.7  protocol version 31"
 
 
 class ProbeHost(StubHost):
-    """Answers the sync screen's one question (services/sync.py PROBE): the home and rsync's version."""
+    """Answers the sync screen's one question (services/sync/run.py PROBE): the home and rsync's version."""
 
     name = EXAMPLE.name
 

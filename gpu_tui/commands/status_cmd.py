@@ -1,0 +1,124 @@
+"""`gpu-tui status [--json] [NAME...]`: print one sample of every instance."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Mapping
+
+from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from gpu_tui.commands.support.cells import format_rows
+from gpu_tui.config.paths import Paths
+from gpu_tui.config.secrets import SecretStore
+from gpu_tui.config.settings import Settings
+from gpu_tui.core.i18n import N_, _
+from gpu_tui.core.text import printable
+from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
+from gpu_tui.services.hosts import build_ssh_host
+from gpu_tui.services.ledger import Ledger
+from gpu_tui.services.status import InstanceStatus, collect_status, status_json
+
+__all__ = ["run_status", "format_table", "record_uptimes"]
+
+
+HEADER = (N_("NAME"), N_("STATE"), N_("GPUS"), N_("UTIL"), N_("VRAM GiB"), N_("UP"), N_("RATE"), N_("COST"))
+ONLINE, OFFLINE, GPU_ERROR = N_("online"), N_("offline"), N_("gpu error")
+"""The state words the table shows (translated there; `--json` has none of them)."""
+
+
+def _num(v: object, suffix: str = "") -> str:
+    return "-" if v is None else f"{v}{suffix}"
+
+
+def format_table(
+    statuses: list[InstanceStatus], currency: str, currencies: Mapping[str, str | None] | None = None
+) -> str:
+    """The status table, its columns aligned in terminal cells, each row followed by its GPUs;
+    money in each instance's own currency (`currencies`: name -> its config's `currency`)."""
+    rows = [tuple(_(h) for h in HEADER)]
+    details: dict[int, list[str]] = {}
+    for i, s in enumerate(statuses, start=1):
+        if not s.online:
+            state = _(s.error_title or OFFLINE)
+        elif s.gpu_error:
+            state = _(GPU_ERROR)
+        else:
+            state = _(ONLINE)
+        utils = [g.utilization_gpu for g in s.gpus if g.utilization_gpu is not None]
+        used = [g.memory_used_mib for g in s.gpus if g.memory_used_mib is not None]
+        total = [g.memory_total_mib for g in s.gpus if g.memory_total_mib is not None]
+        rows.append((
+            s.name,
+            state,
+            str(len(s.gpus)) if s.online else "-",
+            format_percent(sum(utils) / len(utils)) if utils else "-",
+            f"{format_mib_as_gib(sum(used))}/{format_mib_as_gib(sum(total))}" if total else "-",
+            format_duration_s(s.uptime_seconds),
+            format_rate_per_hour(s.hourly_rate, (currencies or {}).get(s.name) or currency),
+            format_money(s.cost_so_far, (currencies or {}).get(s.name) or currency),
+        ))
+        lines = []
+        if s.error:
+            lines.append(f"  {printable(s.error)}")
+        if s.gpu_error:
+            lines.append("  " + _("gpu error: {reason}").format(reason=printable(s.gpu_error.reason)))
+        for g in s.gpus:
+            lines.append("  " + _(
+                "[{index}] {name}: {util} util, {used}/{total} MiB, {temp}, {power}/{limit}"
+            ).format(
+                index=g.index, name=printable(g.name or "?"), util=_num(g.utilization_gpu, "%"),
+                used=_num(g.memory_used_mib), total=_num(g.memory_total_mib), temp=_num(g.temperature_c, "C"),
+                power=_num(g.power_draw_w, "W"), limit=_num(g.power_limit_w, "W"),
+            ))
+        details[i] = lines
+    out = []
+    for i, line in enumerate(format_rows(rows)):
+        out.append(line)
+        out.extend(details.get(i, []))
+    return "\n".join(out)
+
+
+def record_uptimes(
+    statuses: list[InstanceStatus], paths: Paths, currencies: Mapping[str, str | None] | None = None
+) -> None:
+    """Every instance whose uptime was read (GPUs readable or not: it bills) into the cost ledger,
+    at its rate in its own currency (`currencies`: name -> its config's `currency`)."""
+    seen = [
+        (s.name, s.uptime_seconds, s.hourly_rate, s.stats.taken_at, (currencies or {}).get(s.name))
+        for s in statuses
+        if s.stats and s.uptime_seconds is not None
+    ]
+    if seen:
+        with Ledger(paths.ledger_file) as ledger:
+            if not ledger.observe_many(seen):
+                sys.stderr.write("gpu-tui: " + _("ledger: could not record uptimes in {path} (see the log)").format(
+                    path=paths.ledger_file) + "\n")
+
+
+def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
+    instances = [settings.instance(n) for n in args.names] if args.names else list(settings.instances)
+    if not instances:
+        sys.stderr.write("gpu-tui: " + _(
+            "no instances configured in {path}; add one (see config.example.toml) or try `gpu-tui demo`"
+        ).format(path=paths.config_file) + "\n")
+        return EXIT_USAGE
+    secrets = SecretStore()
+    hosts = [(build_ssh_host(i, settings, paths, secrets), i.hourly_rate) for i in instances]
+    statuses = asyncio.run(collect_status(hosts, overall_timeout=settings.settings.connect_timeout_seconds + 20))
+    currencies = {i.name: i.currency for i in instances}
+    record_uptimes(statuses, paths, currencies)
+    if args.json:
+        own = {name: c or settings.settings.currency for name, c in currencies.items()}
+        print(json.dumps(status_json(statuses, own), ensure_ascii=False))
+    else:
+        print(format_table(statuses, settings.settings.currency, currencies))
+    failed = [s for s in statuses if not s.online or s.gpu_error]
+    for s in failed:
+        if s.online and s.gpu_error is not None:
+            why = _("gpu error: {reason}").format(reason=s.gpu_error.reason)
+        else:
+            why = s.error or _("failed")
+        sys.stderr.write(f"gpu-tui: {s.name}: {printable(why)}\n")
+    return EXIT_PARTIAL if failed else EXIT_OK

@@ -1,0 +1,466 @@
+"""What one training-log line says: a progress bar, loss and other metrics, a failure.
+
+`parse_line` reads one display line (as LogStream produces them: no escapes, no `\\r`) and is
+stateless; core/trainlog/summary follows a whole log with it (and picks the training loss among
+the metrics).
+
+The forms recognised are those of docs/FIELD_NOTES.md, "Training logs", exercised by the
+corpus under tests/data/logs/:
+
+- tqdm `desc: 45%|████▌     | 450/1000 [00:12<00:15, 36.10it/s, loss=0.523]`, without a
+  total `450it [00:12, 36.10it/s]`, slow `1.23s/it`, times `MM:SS` / `H:MM:SS`, unknown `?`;
+  Lightning's bar is a tqdm bar (`Epoch 1:   4%|▎ | 40/1095 [..., v_num=10, train_loss=0.500]`);
+- HF Trainer dicts `{'loss': 1.6462, 'grad_norm': 17.5, 'learning_rate': 4.2e-05, 'epoch': 0.5}`,
+  quoted numbers too, `eval_loss` dicts and the closing `train_runtime` dict;
+- Keras `1875/1875 [====] - 5s 2ms/step - loss: 0.3437 - acc: 0.8957 - val_loss: 0.0759`;
+- plain `loss: 0.12`, `loss=0.12`, `Loss 0.12`, `step 100 | loss 2.31`, `Val Loss: 0.6`;
+- Ultralytics 8.4's own bar `1/100  6.21G  3.795 ...  512: 0% ──────────── 3/6848 2.0it/s 2.3s<58:08`;
+- mmcv / mmengine's ProgressBar `[>>>>>   ] 3217/3849, 4.0 task/s, elapsed: 799s, ETA:   157s`;
+- run counters (Keras `Epoch 17/100`, Megatron `iteration 120/ 5000`, mmdet, Paddle, OpenNMT,
+  fairseq, timm, YOLO rows): core/trainlog/counters;
+- failures (core/trainlog/failures): CUDA out of memory in every PyTorch phrasing, killed in any locale,
+  NCCL, device-side asserts, a full disk, NaN/Inf losses, segfaults and aborts. Tracebacks span
+  lines: core/trainlog/summary follows them.
+
+Look-alikes that do not count: `loss_scale: 65536` (not a loss), a path such as
+`/data/loss=3.0/` or `train.py:42`, `no nan values found`, `INFO`, a warning or docstring that
+mentions running out of memory or `torch.OutOfMemoryError` mid-sentence, an `inf` grad_norm
+(fp16 overflow: the step is skipped).
+
+Each kind of form has its table, tried in order, so a new form is one entry:
+
+- `_PROGRESS_FORMS`: functions `line -> Progress | None`; the first bar found wins;
+- `_METRIC_FORMS`: functions `(line, found)` adding `name -> value` pairs to `found`;
+- `_FAILURE_FORMS` (core/trainlog/failures): (keywords, recogniser), run only on lines holding a keyword;
+- `_COUNTER_FORMS` (core/trainlog/counters): the same, for run counters.
+
+Progress and metrics are only looked for on lines with a digit, `nan` or `inf`.
+
+Known limits:
+
+- `metrics` takes every `name: number` / `name=number` pair, so `seed: 42` or `device='cuda:0'`
+  give `seed` and `cuda`; consumers pick the keys they know (train_loss / eval_loss do).
+- A line that starts with a PyTorch OOM message verbatim (`RuntimeError: CUDA out of memory.`)
+  counts as an OOM even when it is quoted, e.g. in a tutorial printed by the script.
+- rich / alive-progress bars are not progress. A line's Progress is the line's own (a bar, or
+  the counters core/trainlog/counters reads); the run's is core/trainlog/progress's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from types import MappingProxyType
+
+from gpu_tui.core.trainlog.counters import counters, with_desc_counters
+from gpu_tui.core.trainlog.failures import (
+    ABORTED,
+    INF_LOSS,
+    KILLED,
+    NAN_LOSS,
+    OOM,
+    SEGFAULT,
+    line_failure,
+    nonfinite_loss,
+)
+from gpu_tui.core.trainlog.model import EMPTY, NO_METRICS, LineInfo, Progress
+from gpu_tui.core.trainlog.tables import header_columns
+
+__all__ = [
+    "OOM",
+    "KILLED",
+    "NAN_LOSS",
+    "INF_LOSS",
+    "SEGFAULT",
+    "ABORTED",
+    "Progress",
+    "LineInfo",
+    "parse_line",
+    "parse_duration",
+    "strip_rank",
+    "is_loss_key",
+    "is_eval_key",
+]
+
+_MAX_LINE = 4096  # longer input is cut before parsing (LogStream's default cap)
+_CONFIG_DUMPS = ("Namespace(", "hyperparameters:", "engine/trainer:", "Config:", "config:")
+
+# ----------------------------------------------------------------------------- line prefixes
+
+_RANK = re.compile(r"\[(?:rank|default)(\d+)\]:[ ]?")  # torchrun / PyTorch >= 2.2 line prefixes
+# A log viewer's (or `cat -n`-like) line number: `[231844] ValueError: ...`, `[80746] [rank0]:...`.
+_LINE_NO = re.compile(r"\[\d+\] ")
+
+
+def strip_rank(line: str) -> tuple[str | None, str]:
+    """(`N` of a leading `[rankN]:` / `[defaultN]:` prefix or None, the line without it and
+    without a line number `[231844] ` before it)."""
+    if line.startswith("["):
+        if line[1:2].isdigit():
+            n = _LINE_NO.match(line)
+            if n is not None:
+                line = line[n.end() :]
+                if not line.startswith("["):
+                    return None, line
+        m = _RANK.match(line)
+        if m is not None:
+            return m[1], line[m.end() :]
+    return None, line
+
+
+# ----------------------------------------------------------------------------- progress bars
+
+# tqdm: [desc: ][pct%|bar|] n[/total][unit] [elapsed[<remaining], rate[, postfix]]. The status
+# block is found first (it opens with a literal `[`), then what stands right before it.
+_SCALED = r"\d+(?:\.\d+)?[kMGTPEZY]?"
+_TIME = r"(?:\d+:)?\d+:\d\d"
+_TQDM_STATUS = re.compile(r"\[(" + _TIME + r")(?:<(" + _TIME + r"|\?))?,\s*([^,\]]*+)[^\]]*+\]")
+_TQDM_HEAD = re.compile(
+    r"(?=\d)(?:(\d{1,3}(?:\.\d+)?)%\|[^|]*\|\s*)?"
+    r"(" + _SCALED + r")(?:/(" + _SCALED + r"|\?))?[ ]?[A-Za-z]*[ ]?\Z"
+)
+_RATE = re.compile(r"(\d+(?:\.\d+)?)\s*([kMGTPEZY]?)([A-Za-z]*)/([A-Za-z]+)")
+_SCALE = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+          "Z": 10**21, "Y": 10**24}
+# Keras: `  32/1875 [>....] - ETA: 3s - loss: ...`, `1875/1875 [====] - 5s 2ms/step - ...`,
+# verbose=2 `1875/1875 - 5s - ...` and Keras 3's `━━━━` bar.
+_KERAS = re.compile(
+    r"\s*(\d+)/(\d+)\s+(?:\[[=>.]*\]|━+|-)\s*(?:-\s*)?(ETA: )?(\d+:\d\d(?::\d\d)?|\d+s)?"
+)
+
+
+def parse_duration(text: str) -> int | None:
+    """tqdm/Keras times in seconds: `00:12`, `1:02:03`, `3s`; None for `?` or anything else."""
+    text = text.strip()
+    if text.endswith("s") and text[:-1].replace(".", "", 1).isdigit() and text[:-1].isascii():
+        return round(float(text[:-1]))
+    parts = text.split(":")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    seconds = 0
+    for p in parts:
+        seconds = seconds * 60 + int(p)
+    return seconds
+
+
+def _scaled(text: str) -> int:
+    if text[-1].isdigit():
+        return int(float(text)) if "." in text else int(text)
+    return int(round(float(text[:-1]) * _SCALE[text[-1]]))
+
+
+def _rate(text: str) -> float | None:
+    m = _RATE.search(text)
+    if m is None:
+        return None
+    value = float(m[1]) * _SCALE[m[2]]
+    if m[3] == "s" and m[4] != "s":  # tqdm's inverse form for slow loops: seconds per item
+        return 1.0 / value if value else None
+    return value if m[4] == "s" else None
+
+
+def _tqdm(line: str) -> Progress | None:
+    if "[" not in line or ":" not in line:
+        return None
+    status = _TQDM_STATUS.search(line)
+    if status is None:
+        return None
+    m = _TQDM_HEAD.search(line, max(0, status.start() - 1000), status.start())
+    if m is None:
+        return None
+    pct, n, total = m.groups()
+    elapsed, eta, rate = status.groups()
+    step = _scaled(n)
+    tot = _scaled(total) if total and total != "?" else None
+    if pct is not None:
+        percent: float | None = float(pct)
+    elif tot:
+        percent = 100.0 * step / tot
+    else:
+        percent = None
+    desc = line[: m.start()].strip().rstrip(":").strip() or None
+    rate = rate.strip()
+    return Progress(
+        percent=percent,
+        step=step,
+        steps=tot,
+        elapsed_seconds=parse_duration(elapsed),
+        eta_seconds=parse_duration(eta) if eta else None,
+        rate=_rate(rate),
+        rate_text=rate or None,
+        desc=desc,
+    )
+
+
+def _keras(line: str) -> Progress | None:
+    # The pattern alone would also take `10/20 -x`: a bar needs its `[...]`, `━` or ` - `.
+    if "/" not in line or ("[" not in line and "━" not in line and " - " not in line):
+        return None
+    m = _KERAS.match(line)
+    if m is None:
+        return None
+    step, total = int(m[1]), int(m[2])
+    seconds = parse_duration(m[4]) if m[4] else None
+    running = m[3] is not None or step < total
+    return Progress(
+        percent=100.0 * step / total if total else None,
+        step=step,
+        steps=total or None,
+        elapsed_seconds=None if running else seconds,
+        eta_seconds=seconds if running else None,
+    )
+
+
+# Ultralytics >= 8.4: `desc: 0% ──────────── 3/6848 2.0it/s 2.3s<58:08` (rate and ETA once known).
+_ULTRA = re.compile(
+    r"(\d{1,3})% [━─╸╺]+ (\d+)/(\d+)(?: (\d+(?:\.\d+)?(?:it/s|s/it)))? (\d+(?:\.\d+)?s|" + _TIME + r")"
+    r"(?:<(\d+(?:\.\d+)?s|" + _TIME + r"))?"
+)
+
+
+def _ultralytics(line: str) -> Progress | None:
+    if "% " not in line or "/" not in line:
+        return None
+    m = _ULTRA.search(line)
+    if m is None:
+        return None
+    desc = line[: m.start()].strip().rstrip(":").strip() or None
+    return Progress(
+        percent=float(m[1]),
+        step=int(m[2]),
+        steps=int(m[3]) or None,
+        elapsed_seconds=parse_duration(m[5]),
+        eta_seconds=parse_duration(m[6]) if m[6] else None,
+        rate=_rate(m[4]) if m[4] else None,
+        rate_text=m[4],
+        desc=desc,
+    )
+
+
+# mmcv / mmengine's ProgressBar (every OpenMMLab evaluation): `[>>>>>     ] 3217/3849, 4.0
+# task/s, elapsed: 799s, ETA:   157s` (no percent printed; the ETA is padded to five places).
+_MMCV = re.compile(r"\[[>\s]*\]\s*(\d+)/(\d+), (\d+(?:\.\d+)?) task/s, elapsed: (\d+)s, ETA:\s*(\d+)s")
+
+
+def _mmcv(line: str) -> Progress | None:
+    if " task/s, elapsed: " not in line:
+        return None
+    m = _MMCV.search(line)
+    if m is None:
+        return None
+    step, total = int(m[1]), int(m[2])
+    return Progress(
+        percent=100.0 * step / total if total else None,
+        step=step,
+        steps=total or None,
+        elapsed_seconds=int(m[4]),
+        eta_seconds=int(m[5]),
+        rate=float(m[3]),
+        rate_text=f"{m[3]} task/s",
+    )
+
+
+# A line draws one bar: the first form that finds one wins.
+_PROGRESS_FORMS: tuple[Callable[[str], Progress | None], ...] = (_tqdm, _keras, _ultralytics, _mmcv)
+
+# ----------------------------------------------------------------------------- metrics
+
+_NUM = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?|nan|inf(?:inity)?)"
+# `12:30`, `10/100`, `1.2.3`, `info` are not numbers; `desc: 45%|` is tqdm's percentage
+_NUM_END = r"(?![\w/]|[.:]\d|%\|)"
+# `name: 1.5`, `name=1.5`, `'name': '1.5'`, `"name": 1.5`, `name: tensor(1.5, ...)`; an optional
+# train/val/eval/test word before the name joins it (`Val Loss: 0.6` -> val_loss). The name may
+# not follow a path character, so `/data/loss=3`, `run-loss: 2` and `train.py:42` are not metrics.
+# Each pattern opens with a lookahead on the first character: sre then skips most positions
+# without evaluating the lookbehind (5x faster on a tqdm bar).
+_QUALIFIER = r"(?:train(?:ing)?|val(?:id(?:ation)?)?|eval(?:uation)?|test|batch|avg|average|mean|total|running|lm)"
+_KV = re.compile(
+    r"(?=['\"a-z_])(?<![\w./\\-])"
+    r"((?:" + _QUALIFIER + r"\s+){1,2})?"
+    r"['\"]?([a-z_](?:[\w/-]*\w)?)['\"]?"
+    r"\s*[:=]\s*['\"]?(?:tensor\()?"
+    r"(" + _NUM + r")" + _NUM_END,
+    re.IGNORECASE,
+)
+# Well-known names printed with a space: `Loss 0.12`, `step 100 | loss 2.31`, `train loss 0.5`,
+# the torchvision/torchelastic ImageNet script's top-k `Acc@1  12.50 (  8.52)` -> acc@1.
+_KW = re.compile(
+    r"(?=[aegilpstv])(?<![\w./\\-])"
+    r"((?:(?:train(?:ing)?|val(?:id(?:ation)?)?|eval(?:uation)?|test)[ _])?loss"
+    r"|acc(?:uracy)?(?:@\d+)?|lr|learning[ _]rate|step|epoch|iter(?:ation)?|grad[ _]norm|ppl|perplexity)"
+    r"\s+(" + _NUM + r")" + _NUM_END,
+    re.IGNORECASE,
+)
+# A digit, or nan/inf as a word (not the `inf` of `INFO`).
+_HAS_NUMBER = re.compile(r"\d|(?<![a-z])(?:nan|inf(?:inity)?)(?![a-z])", re.IGNORECASE)
+_SKIP_KEYS = frozenset({"v_num"})  # Lightning's run version in every bar postfix
+_QUALIFIED = re.compile(r"\s+")
+
+
+_SHORT_QUALIFIER = {"training": "train", "validation": "val", "valid": "val", "evaluation": "eval"}
+# Megatron / fairseq `| lm loss: 2.304512E+00 | loss scale: 1.0 | elapsed time per iteration (ms): 356.2 |`,
+# `| loss 6.326 | valid_ppl 37.61 |`: one pair per `|` segment, names with spaces.
+_PIPE_PAIR = re.compile(
+    r"\s*(?:number of )?([A-Za-z][A-Za-z_ ./-]*?)(?: \((\w+)\))?(?:\s*:\s*|\s+)(" + _NUM + r")\s*", re.IGNORECASE
+)
+# MetricLogger (DeiT, DETR, timm) `loss: 4.4029 (4.3245)`: the value, then the running mean.
+_WITH_AVG = re.compile(r"(?<![\w./-])([a-z_]\w*): (" + _NUM + r") \((" + _NUM + r")\)", re.IGNORECASE)
+
+
+# `0.93 steps/s`, `5432 tok/s` -> steps_per_s, tok_per_s (tqdm's own rate is the bar's, not a metric)
+_RATE_METRIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ([a-z]+)/s\b")
+
+
+def _rates(line: str, found: dict[str, float]) -> None:
+    if "/s" in line and "it/s" not in line:
+        for value, unit in _RATE_METRIC.findall(line):
+            found.setdefault(unit + "_per_s", float(value))
+
+
+def _pipe_pairs(line: str, found: dict[str, float]) -> None:
+    """One `name: value` / `name value` per `|`-separated segment (Megatron, fairseq)."""
+    if line.count("|") < 3 or "%|" in line:
+        return
+    for segment in line.split("|"):
+        m = _PIPE_PAIR.fullmatch(segment)
+        if m is None:
+            continue
+        words = m[1].lower().split()
+        if m[2]:  # `elapsed time per iteration (ms)` -> elapsed_ms_per_iteration
+            unit = m[2].lower()
+            words = [unit if w == "time" else w for w in words] if "time" in words else [*words, unit]
+        found["_".join(words)] = float(m[3])
+
+
+def _separated_pairs(line: str, found: dict[str, float]) -> None:
+    """`name: 1.5`, `name=1.5` and the quoted forms; of two with one name the later wins."""
+    if ":" not in line and "=" not in line:
+        return
+    for qualifier, name, value in _KV.findall(line):
+        if qualifier:
+            words = [_SHORT_QUALIFIER.get(w.lower(), w) for w in qualifier.split()]
+            key = ("_".join(words) + "_" + name).lower()
+        else:
+            key = name.lower()
+        if key not in _SKIP_KEYS:
+            found[key] = float(value)
+    if " (" in line:
+        for name, _, mean in _WITH_AVG.findall(line):
+            found[name.lower() + "_avg"] = float(mean)
+
+
+def _spaced_pairs(line: str, found: dict[str, float]) -> None:
+    """`Loss 0.12` and the other well-known names: never over a value already found."""
+    for name, value in _KW.findall(line):
+        key = _QUALIFIED.sub("_", name.lower())
+        if key not in found:
+            found[key] = float(value)
+
+
+# `Validation BLEU: BLEU-1 73.98, BLEU-2 68.28, BLEU-3 48.80, BLEU-4 33.42`: numbered values of one
+# measure under a label -> val_bleu1 ... val_bleu4 (ROUGE-1/2/L lists the same way).
+_LABELLED_LIST = re.compile(r"(?:^|(?<=[\s-]))([A-Za-z]+) ([A-Za-z]+): (?=\2-\w+ \d)")
+_LIST_ITEM = re.compile(r"([A-Za-z]+)-(\w+) (" + _NUM + r")")
+
+
+def _labelled_list(line: str, found: dict[str, float]) -> None:
+    if "-1 " not in line:
+        return
+    m = _LABELLED_LIST.search(line)
+    if m is None:
+        return
+    label = _SHORT_QUALIFIER.get(m[1].lower(), m[1].lower())
+    measure = m[2].lower()
+    for name, index, value in _LIST_ITEM.findall(line, m.end()):
+        if name.lower() == measure:
+            found[f"{label}_{measure}{index.lower()}"] = float(value)
+
+
+_METRIC_FORMS: tuple[Callable[[str, dict[str, float]], None], ...] = (
+    _pipe_pairs, _separated_pairs, _spaced_pairs, _rates, _labelled_list
+)
+
+
+def _metrics(line: str) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for form in _METRIC_FORMS:
+        form(line, found)
+    return found
+
+
+# ----------------------------------------------------------------------------- loss names
+
+
+def _tokens(key: str) -> list[str]:
+    return key.replace("/", "_").replace(".", "_").replace("-", "_").split("_")
+
+
+def is_loss_key(key: str) -> bool:
+    """`loss`, `train_loss`, `eval/loss`, `train_loss_step`...; not `loss_scale`."""
+    if "loss" not in key:
+        return False
+    tokens = _tokens(key)
+    return "loss" in tokens and "scale" not in tokens and "scaler" not in tokens
+
+
+def is_eval_key(key: str) -> bool:
+    """A metric measured on held-out data: `eval_`, `val_`, `valid_`, `validation_`, `test_`."""
+    return _tokens(key)[0] in ("eval", "val", "valid", "validation", "test")
+
+
+# ----------------------------------------------------------------------------- parse_line
+
+# An exception's own line (`ValueError: ...`, `numpy.core._exceptions.MemoryError: ...`): its words are not counters.
+_EVAL_LABELS = ("Test:", "Eval:", "Val:", "Valid:", "Validation:")  # a line of the evaluation loop
+_EXCEPTION_LINE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning): ")
+
+
+def parse_line(line: str) -> LineInfo:
+    """Progress, metrics and a single-line failure from one display line.
+
+    Cheap on the lines that say nothing (most of a log): a line without a digit, `nan` or `inf`
+    only runs the failure checks, which are plain substring tests unless a keyword is present.
+    """
+    if len(line) > _MAX_LINE:
+        line = line[:_MAX_LINE]
+    _, body = strip_rank(line)
+    failure = line_failure(body)
+    if body.startswith(_CONFIG_DUMPS):  # argparse / hyperparameter dumps: settings, not metrics
+        return EMPTY if failure is None else LineInfo(failure=failure)
+    if _HAS_NUMBER.search(body) is None:
+        columns = header_columns(body)
+        if columns is not None:
+            return LineInfo(failure=failure, columns=columns)
+        return EMPTY if failure is None else LineInfo(failure=failure)
+    progress = None
+    for form in _PROGRESS_FORMS:
+        progress = form(body)
+        if progress is not None:
+            break
+    columns = None
+    if progress is not None:
+        progress = with_desc_counters(progress)
+        if progress.desc is not None and progress.scope == "bar":
+            columns = header_columns(progress.desc)
+    elif _EXCEPTION_LINE.match(body) is None:  # `ValueError: Tried to step 100002 times` counts nothing
+        progress = counters(body)
+        if progress is None:
+            columns = header_columns(body)
+    metrics = _metrics(body) if progress is None or progress.scope != "yolo" else {}
+    if "loss" in metrics and body.startswith(_EVAL_LABELS):
+        # timm / DeiT validation `Test: [  29/29]  ...  Loss:  0.1036 (0.1876)`: a held-out loss
+        metrics[body[: body.index(":")].lower() + "_loss"] = metrics.pop("loss")
+    if progress is not None and progress.global_step is None and "global_step" in metrics:
+        # Lightning/NeMo postfix `global_step=3.2e+4`: the run's step next to the epoch's bar
+        progress = replace(progress, global_step=int(metrics["global_step"]))
+    if failure is None and metrics:
+        failure = nonfinite_loss(metrics, is_loss_key)
+    if progress is None and not metrics and failure is None and columns is None:
+        return EMPTY
+    return LineInfo(
+        progress=progress,
+        metrics=MappingProxyType(metrics) if metrics else NO_METRICS,
+        failure=failure,
+        columns=columns,
+    )

@@ -1,0 +1,439 @@
+"""Detached jobs on an instance: start, list, stop, prune. The CLI and the dashboard both call these.
+
+A job survives the SSH link, the laptop and gpu-tui: it is started with `setsid nohup` through a
+small versioned runner (job-runner.sh, shipped once to `<state_dir>/bin/`), and everything about
+it lives in `<state_dir>/jobs/<id>/` (gpu_tui/core/jobs.py says what each file means). The job's
+command line reaches the instance on stdin, inside the generated `command.sh`, so quotes, `;`,
+`$()`, backticks and newlines run exactly as typed, once, and values of `--setenv` never appear
+in any process's argument list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from importlib import resources
+
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.core.errors import InputError, RemoteError
+from gpu_tui.core.i18n import N_, _
+from gpu_tui.core.jobs import (
+    JOB_ID_RE,
+    JOB_MARK,
+    JOB_NAME_RE,
+    SETENV_KEY_RE,
+    JobFacts,
+    JobInfo,
+    JobRequest,
+    job_state,
+    new_job_id,
+    parse_job_listing,
+)
+from gpu_tui.core.trainlog.decode import decode_log
+from gpu_tui.core.trainlog.read import summarize
+from gpu_tui.core.trainlog.summary import LogSummary
+from gpu_tui.remote.host import Host
+from gpu_tui.remote.quoting import fill_script, quote, remote_path, sh_c
+from gpu_tui.services.jobs import slurm
+from gpu_tui.services.statedir import shell_state_dir
+
+__all__ = [
+    "RUNNER_VERSION",
+    "JobNotFound",
+    "job_dir",
+    "command_script",
+    "start_job",
+    "list_jobs",
+    "find_job",
+    "stop_job",
+    "prune_jobs",
+    "LogWindow",
+    "read_log_bytes",
+    "read_log_window",
+    "follow_log_command",
+    "state_dir_path",
+    "list_facts",
+    "validate_request",
+    "info_with_summary",
+]
+
+RUNNER_VERSION = 1
+RUNNER_NAME = f"job-runner-v{RUNNER_VERSION}.sh"
+# stop: SIGINT lets training loops save a checkpoint; TERM, then KILL, if they do not exit in time
+STOP_STEPS: tuple[tuple[str, float], ...] = (("INT", 10.0), ("TERM", 5.0), ("KILL", 5.0))
+
+
+class JobNotFound(InputError):
+    title = N_("no such job")
+
+
+def job_dir(inst: InstanceConfig, job_id: str) -> str:
+    if not JOB_ID_RE.match(job_id):
+        raise InputError(_("{job!r} is not a job id").format(job=job_id))
+    return f"{shell_state_dir(inst)}/jobs/{job_id}"
+
+
+def _runner_text() -> str:
+    return resources.files("gpu_tui.services.jobs").joinpath("job-runner.sh").read_text(encoding="utf-8")
+
+
+def command_script(req: JobRequest) -> str:
+    """`command.sh`: the prelude gpu-tui owns, then the user's command line exactly as typed."""
+    lines = [
+        f"# gpu-tui job {req.id}: generated; the last part is the command as typed",
+        'GPU_TUI_JOB_DIR=$(pwd); GPU_TUI_JOB_ID=' + quote(req.id) + "; export GPU_TUI_JOB_DIR GPU_TUI_JOB_ID",
+        # this shell leads the job's process group (setsid); in tmux the pane's shell does
+        "[ -f want_tmux ] || echo $$ > pid",
+        # for tmux mode, where tee hides the status (the runner reads this file then)
+        "trap 'echo $? > \"$GPU_TUI_JOB_DIR/exit_code.job\"' EXIT",
+        # python writing to a file buffers a whole block; the log tail should show lines as printed
+        'export PYTHONUNBUFFERED="${PYTHONUNBUFFERED:-1}"',
+    ]
+    # the runner starts in the job's directory; a job without a cwd runs in the home directory, as
+    # an SSH command would
+    where = remote_path(req.cwd or "~")
+    lines.append(f"cd -- {where} || {{ echo 'gpu-tui: cannot cd to the working directory' >&2; exit 126; }}")
+    for key, value in req.setenv:
+        lines.append(f"export {key}={quote(value)}")
+    if req.conda_prefix:
+        # what `conda activate` does for PATH, without needing `conda init` (FIELD_NOTES.md)
+        p = quote(req.conda_prefix)
+        lines.append(f'export PATH={p}/bin:"$PATH" CONDA_PREFIX={p} CONDA_DEFAULT_ENV={quote(req.conda_env or "")}')
+    lines.append(req.command)
+    return "\n".join(lines) + "\n"
+
+
+def validate_request(req: JobRequest) -> None:
+    """Refuse, before anything runs, what cannot work."""
+    if not req.command.strip():
+        raise InputError(_("the command is empty: give the command to run after `--`"))
+    if "\x00" in req.command:
+        raise InputError(_("the command contains a NUL byte"))
+    if req.name is not None and not JOB_NAME_RE.match(req.name):
+        raise InputError(_("job name {name!r}: use 1-64 letters, digits, '.', '_' or '-'").format(name=req.name))
+    for key, value in req.setenv:
+        if not SETENV_KEY_RE.match(key):
+            raise InputError(_("--setenv {key}=...: {key!r} is not a valid environment variable name").format(key=key))
+        if "\x00" in value:
+            raise InputError(_("--setenv {key}: the value contains a NUL byte").format(key=key))
+
+
+_START = r"""
+set -u
+umask 077
+state=__STATE__
+d=__DIR__
+setsid -f true >/dev/null 2>&1 ||
+  { echo "setsid -f does not work on the instance (util-linux 2.30 or newer is needed)"; exit 90; }
+if [ __HASCWD__ = 1 ] && ! [ -d __CWD__ ]; then echo "working directory __CWDTEXT__ does not exist"; exit 91; fi
+if [ "__TMUX__" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
+  echo "tmux is not installed on the instance"; exit 92
+fi
+runner="$state/bin/__RUNNER__"
+[ -f "$runner" ] || { echo "runner missing"; exit 93; }
+mkdir -p "$d" || exit 94
+IFS= read -r json
+printf '%s\n' "$json" > "$d/job.json"
+cat > "$d/command.sh"
+[ "__TMUX__" = 1 ] && : > "$d/want_tmux"
+# the job inherits this shell's locale: its charmap says how the log may be encoded (GBK...)
+cs=$(locale charmap 2>/dev/null) && [ -n "$cs" ] && printf '%s\n' "$cs" > "$d/charset"
+setsid -f nohup sh "$runner" "$d" < /dev/null > "$d/runner.log" 2>&1
+i=0
+while [ ! -s "$d/pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+echo started
+"""
+
+# replaced when its text changed (a runner already running keeps reading the old file)
+_INSTALL_RUNNER = r"""
+set -e
+umask 077
+mkdir -p __STATE__/bin __STATE__/jobs
+cat > __STATE__/bin/__RUNNER__.tmp
+if cmp -s __STATE__/bin/__RUNNER__.tmp __STATE__/bin/__RUNNER__; then rm -f __STATE__/bin/__RUNNER__.tmp
+else mv -f __STATE__/bin/__RUNNER__.tmp __STATE__/bin/__RUNNER__; fi
+"""
+
+
+async def _ensure_runner(host: Host, inst: InstanceConfig) -> None:
+    state = shell_state_dir(inst)
+    res = await host.run(
+        sh_c(fill_script(_INSTALL_RUNNER, STATE=state, RUNNER=RUNNER_NAME)), stdin=_runner_text(), timeout=30
+    )
+    if not res.ok:
+        raise RemoteError(_("{name}: cannot write to state_dir {path}: {error}").format(
+            name=inst.name, path=inst.state_dir, error=(res.stderr or res.stdout).strip()[:300]))
+
+
+async def start_job(
+    host: Host, inst: InstanceConfig, req: JobRequest, slurm_opts: slurm.SlurmOptions | None = None
+) -> JobRequest:
+    """Start a detached job (on a SLURM login node: submit it); returns the request as stored
+    (with its id). InputError if refused."""
+    if not req.id:
+        req = replace(req, id=new_job_id())
+    validate_request(req)
+    if inst.scheduler == "slurm":
+        return await _submit(host, inst, req, slurm_opts or slurm.options_for(inst))
+    await _ensure_runner(host, inst)
+    cwd = remote_path(req.cwd) if req.cwd else ""
+    script = fill_script(
+        _START,
+        STATE=shell_state_dir(inst),
+        DIR=job_dir(inst, req.id),
+        CWD=cwd or "/",
+        HASCWD="1" if cwd else "0",
+        CWDTEXT=quote(req.cwd or ""),
+        TMUX="1" if req.tmux else "0",
+        RUNNER=RUNNER_NAME,
+    )
+    res = await host.run(sh_c(script), stdin=req.to_json() + "\n" + command_script(req), timeout=30)
+    out = res.stdout.strip()
+    if res.exit_status in (90, 91, 92):
+        raise InputError(f"{inst.name}: {out}")
+    if not res.ok or not out.endswith("started"):
+        raise RemoteError(_("{name}: the job did not start ({error})").format(
+            name=inst.name, error=(res.stderr or out).strip()[:300]))
+    return req
+
+
+async def _submit(host: Host, inst: InstanceConfig, req: JobRequest, opts: slurm.SlurmOptions) -> JobRequest:
+    slurm.validate_options(opts)
+    if req.tmux:
+        raise InputError(_("{name}: --tmux is for jobs gpu-tui runs itself; a SLURM job runs on a compute node")
+                         .format(name=inst.name))
+    cwd = remote_path(req.cwd) if req.cwd else ""
+    script = slurm.submit_script(job_dir=job_dir(inst, req.id), cwd=cwd, has_cwd=bool(cwd),
+                                 cwd_text=req.cwd or "", job_name=req.name or req.id, opts=opts)
+    res = await host.run(sh_c(script), stdin=req.to_json() + "\n" + command_script(req), timeout=60)
+    slurm.submitted_id(res.exit_status, res.stdout + res.stderr, inst.name)
+    return req
+
+
+_LIST = r"""
+state=__STATE__
+boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
+for d in "$state"/jobs/*/; do
+  d=${d%/}
+  [ -f "$d/job.json" ] || continue
+  echo "__MARK__ ${d##*/}"
+  IFS= read -r j < "$d/job.json"; printf 'json %s\n' "$j"
+  for f in pid exit_code started_at finished_at scheduler_job_id node scheduler_end charset; do
+    if [ -f "$d/$f" ]; then read -r v < "$d/$f"; echo "$f $v"; fi
+  done
+  alive=0
+  if [ ! -f "$d/exit_code" ] && [ -f "$d/runner_pid" ]; then
+    read -r rp < "$d/runner_pid"; b=; [ -f "$d/boot_id" ] && read -r b < "$d/boot_id"
+    if [ "$b" = "$boot" ] && kill -0 "$rp" 2>/dev/null; then
+      # a killed runner can linger as a zombie where PID 1 does not reap (many containers)
+      st=; read -r _ _ st _ < "/proc/$rp/stat" 2>/dev/null
+      [ "$st" = Z ] || alive=1
+    fi
+    # a runner started a moment ago may not have written runner_pid yet: count it as alive
+  elif [ ! -f "$d/exit_code" ] && [ ! -f "$d/runner_pid" ]; then alive=1
+  fi
+  echo "alive $alive"
+  [ -f "$d/stop_requested" ] && echo "stop_requested 1"
+done
+wc -c -- "$state"/jobs/*/log 2>/dev/null | while read -r n f; do
+  case $f in */jobs/*/log) f=${f%/log}; echo "size ${f##*/} $n";; esac
+done
+exit 0
+"""
+
+
+async def list_facts(host: Host, inst: InstanceConfig) -> list[JobFacts]:
+    res = await host.run(sh_c(fill_script(_LIST, STATE=shell_state_dir(inst), MARK=JOB_MARK)), timeout=30)
+    if not res.ok:
+        raise RemoteError(_("{name}: cannot list jobs: {error}").format(name=inst.name, error=res.stderr.strip()[:300]))
+    facts = parse_job_listing(res.stdout)
+    if inst.scheduler == "slurm" or any(f.scheduler_job_id for f in facts):
+        facts = await slurm.annotate(host, facts, lambda job_id: job_dir(inst, job_id))
+    return facts
+
+
+async def list_jobs(
+    host: Host,
+    inst: InstanceConfig,
+    *,
+    with_logs: bool | Callable[[JobFacts], bool] = True,
+    summary_bytes: int | None = None,
+) -> list[JobInfo]:
+    """Every job on the instance, oldest first. For the jobs `with_logs` picks (all, none, or a
+    predicate) the log's end is read for progress, loss and failure, in parallel within the
+    channel budget."""
+    facts = await list_facts(host, inst)
+    pick = with_logs if callable(with_logs) else (lambda _f: bool(with_logs))
+    window = summary_bytes or LOG_SUMMARY_BYTES
+
+    async def one(f: JobFacts) -> JobInfo:
+        return await _with_log(host, inst, f, window) if pick(f) else JobInfo(f, *job_state(f))
+
+    return list(await asyncio.gather(*(one(f) for f in facts)))
+
+
+LOG_SUMMARY_BYTES = 256 * 1024
+"""How much of a log's end `jobs` reads for progress, loss and failure (logs can be GBs)."""
+
+
+async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts, window: int = LOG_SUMMARY_BYTES) -> JobInfo:
+    if not f.log_bytes:
+        return JobInfo(f, *job_state(f))
+    res = await host.run_bytes(f"tail -c {int(window)} -- {job_dir(inst, f.id)}/log 2>/dev/null", timeout=30)
+    return info_with_summary(f, summarize(res.stdout, from_start=f.log_bytes <= window, charset=f.charset))
+
+
+def info_with_summary(f: JobFacts, summary: LogSummary) -> JobInfo:
+    """A job's state from its facts and what the end of its log says (progress, loss, failure)."""
+    state, failure = job_state(f)
+    if state == "stopped":
+        failure = None  # the user asked for it
+    elif state == "running":
+        failure = summary.failure  # a NaN loss or an OOM already printed
+    elif f.exit_code is not None:
+        # a reason in the log wins over `exit code N`; exit 0 keeps a NaN loss (CONTRACTS.md)
+        failure = summary.finish(f.exit_code)
+    else:
+        failure = summary.failure or failure  # lost: what the log said, else "lost: ..."
+    progress = summary.progress
+    return JobInfo(
+        f,
+        state,
+        failure,
+        progress_percent=progress.percent if progress else None,
+        eta_seconds=progress.eta_seconds if progress and state == "running" else None,
+        last_loss=summary.last_loss,
+        progress_counts=(progress.epoch, progress.epochs, progress.step, progress.steps) if progress else (None,) * 4,
+    )
+
+
+async def find_job(host: Host, inst: InstanceConfig, ref: str) -> JobFacts:
+    """A job by id, or by name (its newest job); JobNotFound (exit 2) otherwise."""
+    facts = await list_facts(host, inst)
+    by_id = [f for f in facts if f.id == ref]
+    if by_id:
+        return by_id[0]
+    named = [f for f in facts if f.request.get("name") == ref]
+    if named:
+        return named[-1]
+    known = ", ".join(f.id + (f" ({f.request.get('name')})" if f.request.get("name") else "") for f in facts[-5:])
+    if known:
+        raise JobNotFound(_("{name}: no job {job!r}; recent: {known}").format(name=inst.name, job=ref, known=known))
+    raise JobNotFound(_("{name}: no job {job!r}; it has no jobs").format(name=inst.name, job=ref))
+
+
+_STOP = r"""
+d=__DIR__
+[ -f "$d/exit_code" ] && { echo finished; exit 0; }
+[ -f "$d/pid" ] || { echo "no pid"; exit 3; }
+read -r pid < "$d/pid"
+: > "$d/stop_requested"
+for step in __STEPS__; do
+  sig=${step%:*}; ticks=${step#*:}
+  kill -s "$sig" -- "-$pid" 2>/dev/null || kill -s "$sig" "$pid" 2>/dev/null
+  i=0
+  while [ $i -lt "$ticks" ]; do
+    [ -f "$d/exit_code" ] && { echo "stopped $sig"; exit 0; }
+    sleep 0.2; i=$((i+1))
+  done
+done
+echo "still running"
+exit 4
+"""
+
+
+async def stop_job(
+    host: Host, inst: InstanceConfig, job_id: str, *, steps: tuple[tuple[str, float], ...] = STOP_STEPS
+) -> str:
+    """SIGINT to the job's process group, then SIGTERM, then SIGKILL, each after a grace period;
+    returns how it ended (`stopped INT`, ...)."""
+    if inst.scheduler == "slurm":
+        facts = [f for f in await list_facts(host, inst) if f.id == job_id]
+        if facts and facts[0].scheduler_job_id:
+            script = slurm.stop_script(job_dir=job_dir(inst, job_id),
+                                       scheduler_job_id=facts[0].scheduler_job_id, grace_seconds=steps[0][1])
+            res = await host.run(sh_c(script), timeout=steps[0][1] + 45)
+            if not res.ok:
+                raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
+                    name=inst.name, job=job_id, error=(res.stdout or res.stderr).strip()[:300]))
+            return res.stdout.strip()
+    plan = " ".join(f"{sig}:{max(1, int(seconds / 0.2))}" for sig, seconds in steps)
+    total = sum(s for _sig, s in steps) + 15
+    res = await host.run(sh_c(fill_script(_STOP, DIR=job_dir(inst, job_id), STEPS=plan)), timeout=total)
+    out = res.stdout.strip()
+    if not res.ok:
+        raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
+            name=inst.name, job=job_id, error=out or res.stderr.strip()[:300]))
+    return out
+
+
+async def prune_jobs(host: Host, inst: InstanceConfig) -> tuple[list[str], int]:
+    """Delete finished jobs' directories; returns (ids removed, log bytes freed)."""
+    facts = await list_facts(host, inst)
+    done = [f for f in facts if not f.alive]
+    if not done:
+        return [], 0
+    dirs = " ".join(job_dir(inst, f.id) for f in done)
+    res = await host.run(f"rm -rf -- {dirs}", timeout=120)
+    if not res.ok:
+        raise RemoteError(_("{name}: prune failed: {error}").format(name=inst.name, error=res.stderr.strip()[:300]))
+    return [f.id for f in done], sum(f.log_bytes or 0 for f in done)
+
+
+_WINDOW = r"""
+f=__DIR__/log
+[ -f "$f" ] || { echo 0; exit 0; }
+s=$(wc -c < "$f")
+w=__WINDOW__
+if [ "$s" -gt "$w" ]; then start=$((s - w + 1)); else start=1; fi
+echo "$s"
+tail -c +"$start" -- "$f" | head -c $((s - start + 1))
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class LogWindow:
+    """The end of a job's log, as bytes: what a follow from byte `size` goes on from."""
+
+    size: int
+    """The log's size in bytes when it was read."""
+    data: bytes
+    """Its last `window` bytes, raw (any encoding; the first line may be cut)."""
+    whole: bool
+    """`data` is the whole log (it starts at the log's first byte)."""
+
+
+async def read_log_bytes(host: Host, inst: InstanceConfig, job_id: str, window: int = 256 * 1024) -> LogWindow:
+    """The log's size and its last `window` bytes, undecoded."""
+    script = fill_script(_WINDOW, DIR=job_dir(inst, job_id), WINDOW=str(int(window)))
+    res = await host.run_bytes(sh_c(script), timeout=60)
+    head, _nl, body = res.stdout.partition(b"\n")
+    size = int(head) if head.strip().isdigit() else 0
+    return LogWindow(size, body, size <= window)
+
+
+async def read_log_window(
+    host: Host, inst: InstanceConfig, job_id: str, window: int = 256 * 1024, *, charset: str | None = None
+) -> tuple[int, str, bool]:
+    """(log size in bytes, its last `window` bytes decoded as core/trainlog/decode reads a log,
+    whether that is the whole log)."""
+    got = await read_log_bytes(host, inst, job_id, window)
+    data = got.data
+    # a window that starts mid-line may start mid-character: that partial line must not decide
+    # the encoding of the rest
+    cut = 0 if got.whole else data.find(b"\n") + 1 or len(data)
+    text = data[:cut].decode("utf-8", "replace") + decode_log(data[cut:], charset)
+    return got.size, text, got.whole
+
+
+def follow_log_command(inst: InstanceConfig, job_id: str, offset: int) -> str:
+    """`tail -f` from byte `offset` (0-based) on; waits for a log not yet created."""
+    return f"tail -c +{int(offset) + 1} -F -- {job_dir(inst, job_id)}/log 2>/dev/null"
+
+
+async def state_dir_path(host: Host, inst: InstanceConfig) -> str | None:
+    """The state dir as an absolute path on the instance (for `log_path`), or None if absent."""
+    res = await host.run(sh_c(f"cd {shell_state_dir(inst)} 2>/dev/null && pwd -P"), timeout=15)
+    path = res.stdout.strip()
+    return path if res.ok and path.startswith("/") else None
