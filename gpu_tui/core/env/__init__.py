@@ -1,0 +1,1 @@
+"""An instance's environment without I/O: the checks, conda's env list, package mirrors."""
