@@ -18,7 +18,7 @@ from gpu_tui.commands.support.cells import format_rows
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.settings import Settings
 from gpu_tui.core.i18n import _
-from gpu_tui.core.money.cost import format_money, per_currency
+from gpu_tui.core.money.cost import currency_of, format_money, per_currency
 from gpu_tui.core.money.ledgermath import NameTotal, midnight
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_money_sum
@@ -42,7 +42,7 @@ def parse_since(text: str) -> date:
 
 
 def _sums(rows: list[NameTotal], currency: str) -> list[tuple[str, float]]:
-    return per_currency(((r.currency or currency, r.cost) for r in rows), currency)
+    return per_currency(((currency_of(r.currency, currency), r.cost) for r in rows), currency)
 
 
 def cost_json(rows: list[NameTotal], currency: str) -> dict[str, object]:
@@ -54,7 +54,8 @@ def cost_json(rows: list[NameTotal], currency: str) -> dict[str, object]:
         "total": totals[currency],
         "totals": totals,
         "instances": [
-            {"name": r.name, "hours": round(r.hours, 2), "cost": round(r.cost, 2), "currency": r.currency or currency}
+            {"name": r.name, "hours": round(r.hours, 2), "cost": round(r.cost, 2),
+             "currency": currency_of(r.currency, currency)}
             for r in rows
         ],
     }
@@ -66,7 +67,7 @@ def format_cost_table(rows: list[NameTotal], currency: str, since: date | None) 
         return _("{head}: nothing recorded (the ledger fills while the dashboard or `gpu-tui status` sees instances)"
                  ).format(head=head)
     table = [(_("NAME"), _("HOURS"), _("COST"))]
-    table += [(printable(r.name), f"{r.hours:.2f}", format_money(round(r.cost, 2), r.currency or currency))
+    table += [(printable(r.name), f"{r.hours:.2f}", format_money(round(r.cost, 2), currency_of(r.currency, currency)))
               for r in rows]
     total = format_money_sum(_sums(rows, currency))
     table.append((_("TOTAL"), f"{sum(r.hours for r in rows):.2f}", total))

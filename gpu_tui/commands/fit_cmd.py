@@ -68,7 +68,7 @@ def _probe(settings: Settings, paths: Paths) -> tuple[dict[str, SeenGpus], list[
     secrets = SecretStore()
     hosts = [(build_ssh_host(i, settings, paths, secrets), i.hourly_rate) for i in settings.instances]
     statuses = asyncio.run(collect_status(hosts, overall_timeout=settings.settings.connect_timeout_seconds + 20))
-    record_uptimes(statuses, paths)
+    record_uptimes(statuses, paths, settings.instances)
     now, seen, failed = time.time(), dict[str, SeenGpus](), []
     for st in statuses:
         card = instance_card(st.name, st.hourly_rate, st.gpus)

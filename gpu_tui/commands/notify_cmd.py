@@ -75,7 +75,7 @@ def install_on_instances(settings: Settings, paths: Paths, store: SecretStore) -
         return EXIT_OK
     every = targets(settings, store)
     done = asyncio.run(_each_instance(settings, paths, store, lambda h, i: ship(
-        h, i, every, i.currency or settings.settings.currency, store)))
+        h, i, every, settings.currency_of(i), store)))
     said: set[str] = set()
     for inst, result in done:
         if isinstance(result, GpuTuiError):
@@ -97,7 +97,7 @@ def test_from_instances(settings: Settings, paths: Paths, names: Sequence[str] |
     every = targets(settings, store)
 
     async def once(host: Host, inst: InstanceConfig) -> list[TargetResult]:
-        await ship(host, inst, every, inst.currency or settings.settings.currency, store)
+        await ship(host, inst, every, settings.currency_of(inst), store)
         return await send_test_from_instance(host, inst)
 
     failed: list[str] = []

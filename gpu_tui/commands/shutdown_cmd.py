@@ -18,8 +18,8 @@ from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import _
 from gpu_tui.remote.host import Host
+from gpu_tui.services.billing import Billing
 from gpu_tui.services.hosts import build_ssh_host
-from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.power import ShutdownResult, pull_before
 from gpu_tui.services.providers.ops import api_clients, shutdown_fleet
 
@@ -73,10 +73,10 @@ def run_shutdown(args: argparse.Namespace, settings: Settings, paths: Paths) -> 
         before = pull_before(make_host, str(paths.config_file.resolve()), secrets.remembered)
     results = asyncio.run(shutdown_fleet(targets, make_host, api_clients(targets, secrets, args.via_api),
                                          via_api=args.via_api, before=before))
-    with Ledger(paths.ledger_file) as ledger:
+    with Billing(paths.ledger_file) as billing:
         for r in results:
             if r.stopped:
-                ledger.close(r.name, time.time(), "shutdown")
+                billing.shut_down(r.name, time.time())
     failed = [r for r in results if not r.stopped]
     width = max(cell_len(r.name) for r in results)
     for r in results:

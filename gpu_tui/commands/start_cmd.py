@@ -22,7 +22,7 @@ from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.providers import API_PROVIDERS
 from gpu_tui.core.text import printable
-from gpu_tui.services.ledger import Ledger
+from gpu_tui.services.billing import Billing
 from gpu_tui.services.providers import ProviderClient, client_for
 from gpu_tui.services.providers.ops import StartResult, refreshed_fields, start_instance
 
@@ -64,10 +64,10 @@ def run_start(args: argparse.Namespace, settings: Settings, paths: Paths) -> int
                 name=inst.name, fields=", ".join(f"{k} = {v}" for k, v in fields.items())))
         rate = fields.get("hourly_rate", inst.hourly_rate)
         rates[inst.name] = float(rate) if isinstance(rate, int | float) else inst.hourly_rate
-    with Ledger(paths.ledger_file) as ledger:
+    with Billing(paths.ledger_file) as billing:
         for inst, r in zip(targets, results, strict=True):
             if r.ok:
-                ledger.observe(inst.name, 0.0, rates[inst.name], time.time(), inst.currency)
+                billing.powered_on(inst, time.time(), rate=rates[inst.name])
     width = max(cell_len(r.name) for r in results)
     for r in results:
         (sys.stdout if r.ok else sys.stderr).write(f"{pad(r.name, width)}  {printable(r.detail)}\n")

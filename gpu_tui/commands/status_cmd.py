@@ -6,18 +6,19 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from gpu_tui.commands.support.cells import format_rows
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
-from gpu_tui.config.settings import Settings
+from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.i18n import N_, _
+from gpu_tui.core.money.cost import currency_of
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
+from gpu_tui.services.billing import Billing
 from gpu_tui.services.hosts import build_ssh_host
-from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.status import InstanceStatus, collect_status, status_json
 
 __all__ = ["run_status", "format_table", "record_uptimes"]
@@ -49,6 +50,7 @@ def format_table(
         utils = [g.utilization_gpu for g in s.gpus if g.utilization_gpu is not None]
         used = [g.memory_used_mib for g in s.gpus if g.memory_used_mib is not None]
         total = [g.memory_total_mib for g in s.gpus if g.memory_total_mib is not None]
+        own = currency_of((currencies or {}).get(s.name), currency)
         rows.append((
             s.name,
             state,
@@ -56,8 +58,8 @@ def format_table(
             format_percent(sum(utils) / len(utils)) if utils else "-",
             f"{format_mib_as_gib(sum(used))}/{format_mib_as_gib(sum(total))}" if total else "-",
             format_duration_s(s.uptime_seconds),
-            format_rate_per_hour(s.hourly_rate, (currencies or {}).get(s.name) or currency),
-            format_money(s.cost_so_far, (currencies or {}).get(s.name) or currency),
+            format_rate_per_hour(s.hourly_rate, own),
+            format_money(s.cost_so_far, own),
         ))
         lines = []
         if s.error:
@@ -80,19 +82,18 @@ def format_table(
     return "\n".join(out)
 
 
-def record_uptimes(
-    statuses: list[InstanceStatus], paths: Paths, currencies: Mapping[str, str | None] | None = None
-) -> None:
+def record_uptimes(statuses: list[InstanceStatus], paths: Paths, instances: Iterable[InstanceConfig]) -> None:
     """Every instance whose uptime was read (GPUs readable or not: it bills) into the cost ledger,
-    at its rate in its own currency (`currencies`: name -> its config's `currency`)."""
+    at its config's rate in its own currency."""
+    by_name = {i.name: i for i in instances}
     seen = [
-        (s.name, s.uptime_seconds, s.hourly_rate, s.stats.taken_at, (currencies or {}).get(s.name))
+        (by_name[s.name], s.uptime_seconds, s.stats.taken_at)
         for s in statuses
-        if s.stats and s.uptime_seconds is not None
+        if s.stats and s.uptime_seconds is not None and s.name in by_name
     ]
     if seen:
-        with Ledger(paths.ledger_file) as ledger:
-            if not ledger.observe_many(seen):
+        with Billing(paths.ledger_file) as billing:
+            if not billing.seen_many(seen):
                 sys.stderr.write("gpu-tui: " + _("ledger: could not record uptimes in {path} (see the log)").format(
                     path=paths.ledger_file) + "\n")
 
@@ -107,11 +108,10 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
     secrets = SecretStore()
     hosts = [(build_ssh_host(i, settings, paths, secrets), i.hourly_rate) for i in instances]
     statuses = asyncio.run(collect_status(hosts, overall_timeout=settings.settings.connect_timeout_seconds + 20))
-    currencies = {i.name: i.currency for i in instances}
-    record_uptimes(statuses, paths, currencies)
+    record_uptimes(statuses, paths, instances)
+    currencies = {i.name: settings.currency_of(i) for i in instances}
     if args.json:
-        own = {name: c or settings.settings.currency for name, c in currencies.items()}
-        print(json.dumps(status_json(statuses, own), ensure_ascii=False))
+        print(json.dumps(status_json(statuses, currencies), ensure_ascii=False))
     else:
         print(format_table(statuses, settings.settings.currency, currencies))
     failed = [s for s in statuses if not s.online or s.gpu_error]

@@ -20,6 +20,7 @@ from gpu_tui.core import i18n
 from gpu_tui.core.actions import ACTION_IDS
 from gpu_tui.core.errors import ConfigError
 from gpu_tui.core.i18n import N_, _, ngettext
+from gpu_tui.core.money.cost import currency_of
 from gpu_tui.core.notify.rules import DEFAULT_EVENTS, EventName
 from gpu_tui.core.slurm import TIME_RE
 
@@ -110,6 +111,10 @@ class InstanceConfig(_Strict):
         """`user@host:port`, for messages."""
         return f"{self.user}@{self.host}:{self.port}"
 
+    def bills_in(self, default: str) -> str:
+        """The currency this instance bills in: its own, else `default` (settings.currency)."""
+        return currency_of(self.currency, default)
+
 
 class SettingsSection(_Strict):
     """The `[settings]` table."""
@@ -161,6 +166,10 @@ class Settings(_Strict):
     """Notifications (see README, "Notifications")."""
     instances: tuple[InstanceConfig, ...] = ()
     """The instances, in the order the dashboard lists them."""
+
+    def currency_of(self, inst: InstanceConfig) -> str:
+        """The currency `inst` bills in: its own, else settings.currency."""
+        return inst.bills_in(self.settings.currency)
 
     def instance(self, name: str) -> InstanceConfig:
         for inst in self.instances:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _
+from gpu_tui.core.money.cost import currency_of
 from gpu_tui.core.money.ledgermath import (
     Extend,
     Insert,
@@ -275,7 +276,7 @@ class Ledger:
                 ).fetchall()
             except (sqlite3.Error, OSError) as exc:
                 raise LedgerError(_("cannot read {path}: {error}").format(path=self.path, error=exc)) from exc
-        return [Interval(name, start, end, rate, own or currency) for name, start, end, rate, own in rows]
+        return [Interval(name, start, end, rate, currency_of(own, currency)) for name, start, end, rate, own in rows]
 
     def totals(self, since: float | None = None, *, currency: str | None = None) -> list[NameTotal]:
         """Seconds and cost per instance name and currency (by name); only time after `since`

@@ -1,5 +1,6 @@
 """Every subcommand that reaches an instance records it in the cost ledger: an instance seen up
-is billing, whatever the command was for (`run`, `logs`, `conda`, `ssh`...)."""
+is billing, whatever the command was for (`run`, `logs`, `conda`, `ssh`...). This reads the
+uptime; services/billing.py decides what is written."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.metrics.hoststats import parse_probe
 from gpu_tui.remote.host import Host
-from gpu_tui.services.ledger import Ledger
+from gpu_tui.services.billing import Billing
 from gpu_tui.services.monitor import probes
 
 __all__ = ["record_sighting"]
@@ -30,5 +31,5 @@ async def record_sighting(host: Host, inst: InstanceConfig, ledger_file: Path) -
     stats, _ = parse_probe(res.stdout.splitlines(), time.time())
     if stats.uptime_seconds is None:
         return False
-    with Ledger(ledger_file) as ledger:
-        return ledger.observe(inst.name, stats.uptime_seconds, inst.hourly_rate, stats.taken_at, inst.currency)
+    with Billing(ledger_file) as billing:
+        return billing.seen_up(inst, stats.uptime_seconds, stats.taken_at)

@@ -86,8 +86,8 @@ class GpuTuiApp(App[str | None]):
         if self._fleet_worker is not None:
             with contextlib.suppress(TimeoutError, WorkerCancelled):
                 await asyncio.wait_for(self.workers.wait_for_complete([self._fleet_worker]), CLOSE_SECONDS)
-        if self.opened is not None and self.opened.ledger is not None:
-            self.opened.ledger.close_db()  # writes what the throttle held back
+        if self.opened is not None and self.opened.billing is not None:
+            self.opened.billing.close()  # writes what it held back
         if self.opened is not None and self.opened.close is not None:
             await self.opened.close()
 

@@ -19,8 +19,8 @@ from gpu_tui.config.paths import Paths, default_config_path
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.local import LocalHost
+from gpu_tui.services.billing import Billing
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
-from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.notify.ship import ship_configured
 from gpu_tui.services.notify.targets import load_setup
 from gpu_tui.services.onboard import Onboarder
@@ -30,11 +30,6 @@ from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.source import FleetSource, Opened
 
 __all__ = ["build_app", "config_label", "config_source", "demo_source", "local_source"]
-
-LEDGER_WRITE_SECONDS = 15.0
-"""The dashboard sees uptime every 5 s per instance; the ledger keeps one write per 15 s of it
-(a reboot or a new rate is written at once)."""
-
 
 def config_label(path: Path) -> str:
     """How the top bar names the config: nothing for the default file, else the path with `~`."""
@@ -77,7 +72,7 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
                       balance=(lambda: fetch_balance(token)) if token is not None else None,
                       providers=providers, balances=[c.balance for p, c in providers.items() if p != "autodl"],
                       onboarder=Onboarder(settings, paths, store),
-                      ledger=Ledger(paths.ledger_file, min_write_interval=LEDGER_WRITE_SECONDS),
+                      billing=Billing.for_dashboard(paths.ledger_file),
                       make_host=lambda inst: build_ssh_host(inst, settings, paths, store),
                       notify=lambda: load_setup(settings, store),
                       ship_notify=lambda host, inst: ship_configured(host, inst, settings, store),

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.providers import AccountBalance
 from gpu_tui.remote.host import Host
-from gpu_tui.services.ledger import Ledger
+from gpu_tui.services.billing import Billing
 from gpu_tui.services.notify.targets import NotifySetup
 from gpu_tui.services.onboard import Onboarder
 from gpu_tui.services.providers import ProviderClient
@@ -33,9 +33,9 @@ class Opened:
     """Store a password in the keyring; blocking (run it in a thread); raises SecretError."""
     onboarder: Onboarder | None = None
     """Adds instances to the config file (`a`); None for the demo and this machine."""
-    ledger: Ledger | None = None
-    """The cost ledger every observation updates; None for the demo (it would bill the user's
-    real ledger for simulated machines) and this machine."""
+    billing: Billing | None = None
+    """The cost ledger, told of every sighting, power-on and verified shutdown; None for the demo
+    (it would bill the user's real ledger for simulated machines) and this machine."""
     balance: Callable[[], Awaitable[Balance]] | None = None
     """Fetch the AutoDL account balance (a developer token is stored); None otherwise."""
     providers: Mapping[str, ProviderClient] = field(default_factory=dict)

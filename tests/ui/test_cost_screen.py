@@ -11,6 +11,8 @@ from textual.app import App
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.services.billing import Billing
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.ui.screens.cost import CostScreen
 
@@ -19,12 +21,12 @@ HOUR, DAY = 3600.0, 86400.0
 
 
 class Host(App[None]):
-    def __init__(self, ledger: Ledger, clock) -> None:
+    def __init__(self, billing: Billing, clock) -> None:
         super().__init__()
-        self.ledger, self.clock = ledger, clock
+        self.billing, self.clock = billing, clock
 
     def on_mount(self) -> None:
-        self.push_screen(CostScreen(self.ledger, "¥", self.clock))
+        self.push_screen(CostScreen(self.billing, "¥", self.clock))
 
 
 def text_of(app: App, wid: str) -> str:
@@ -40,9 +42,9 @@ def fill(ledger: Ledger) -> None:
 
 
 async def test_today_week_month_all_time_and_the_chart_fit_80x24(tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
-    fill(ledger)
-    app = Host(ledger, lambda: NOW)
+    with Ledger(tmp_path / "ledger.sqlite3") as ledger:
+        fill(ledger)
+    app = Host(Billing(tmp_path / "ledger.sqlite3"), lambda: NOW)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, CostScreen)
@@ -62,14 +64,17 @@ async def test_today_week_month_all_time_and_the_chart_fit_80x24(tmp_path: Path)
 
 
 async def test_it_follows_the_ledger(tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "ledger.sqlite3", min_write_interval=30)
+    billing = Billing(tmp_path / "ledger.sqlite3", hold_seconds=30)
+    box = InstanceConfig(name="box", host="box.example", hourly_rate=2.0)
     now = [NOW]
-    app = Host(ledger, lambda: now[0])
+    app = Host(billing, lambda: now[0])
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert "nothing recorded yet" in text_of(app, "cost-table")
-        ledger.observe("box", HOUR, 2.0, NOW)
-        ledger.observe("box", HOUR + 10, 2.0, NOW + 10)  # held back by the throttle: the screen flushes
+        billing.seen_up(box, HOUR, NOW)
+        billing.seen_up(box, HOUR + 10, NOW + 10)  # held back: the screen's read writes it first
+        with Ledger(tmp_path / "ledger.sqlite3") as other:
+            assert [iv.end for iv in other.intervals()] == [NOW]  # it was held
         now[0] = NOW + 10
         app.screen.redraw()  # type: ignore[attr-defined]
         await pilot.pause()
@@ -80,7 +85,7 @@ async def test_it_follows_the_ledger(tmp_path: Path) -> None:
 async def test_an_unreadable_ledger_is_a_message_not_a_crash(tmp_path: Path) -> None:
     bad = tmp_path / "ledger.sqlite3"
     bad.write_bytes(b"garbage" * 1000)
-    app = Host(Ledger(bad), lambda: NOW)
+    app = Host(Billing(bad), lambda: NOW)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert "cannot read" in text_of(app, "cost-head")
@@ -89,10 +94,11 @@ async def test_an_unreadable_ledger_is_a_message_not_a_crash(tmp_path: Path) -> 
 async def test_a_mixed_ledger_keeps_each_currency_apart(tmp_path: Path) -> None:
     """An AutoDL box in yuan (recorded without a currency: settings') and a RunPod pod in dollars:
     each row in its own currency, the totals side by side, one chart per currency."""
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
-    ledger.observe("autodl-4090", 2 * HOUR, 1.98, NOW)
-    ledger.observe("runpod-a40", 4 * HOUR, 0.69, NOW, "$")
-    app = Host(ledger, lambda: NOW)
+    with Ledger(tmp_path / "ledger.sqlite3") as ledger:
+        ledger.observe("autodl-4090", 2 * HOUR, 1.98, NOW)
+        ledger.observe("runpod-a40", 4 * HOUR, 0.69, NOW, "$")
+    billing = Billing(tmp_path / "ledger.sqlite3")
+    app = Host(billing, lambda: NOW)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         rows = {line.split()[0]: line.split()[1:] for line in text_of(app, "cost-table").splitlines() if line.strip()}
@@ -104,4 +110,4 @@ async def test_a_mixed_ledger_keeps_each_currency_apart(tmp_path: Path) -> None:
         chart = text_of(app, "cost-chart")
         assert "¥ per day, last 14 days" in chart and "$ per day, last 14 days" in chart
         assert chart.index("¥ per day") < chart.index("$ per day")  # settings.currency's first
-    ledger.close_db()
+    billing.close()

@@ -86,7 +86,7 @@ async def test_ledger_records_the_dashboard_and_closes_at_shutdown(sshd_instance
     async with app.run_test(size=(80, 24)) as pilot:
         name = sshd_instance.name
         await wait_for(pilot, lambda: app.fleet.views[name].stats is not None)
-        app.opened.ledger.flush()
+        app.opened.billing.flush()
         with Ledger(tmp_path / "data" / "ledger.sqlite3") as reader:
             assert [i.name for i in reader.intervals()] == [name]
         await pilot.press("dollar_sign")

@@ -29,6 +29,7 @@ from gpu_tui.config.settings import InstanceConfig, SyncConfig, parse_settings
 from gpu_tui.core import i18n
 from gpu_tui.core.errors import ConfigError
 from gpu_tui.remote.host import CommandResult
+from gpu_tui.services.billing import Billing
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.onboard import Onboarder
 from gpu_tui.services.power import ShutdownResult
@@ -199,10 +200,10 @@ async def test_power_screens() -> None:
 
 async def test_cost_screen(tmp_path: Path) -> None:
     now = datetime(2025, 3, 12, 15, 0).timestamp()
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
-    ledger.observe("autodl-4090", 7200, 1.98, now)
-    ledger.observe("h100-box", 5 * 3600, 10.0, now - 2 * 86400)
-    async with hosted(lambda: CostScreen(ledger, "¥", lambda: now)) as (app, _pilot):
+    with Ledger(tmp_path / "ledger.sqlite3") as ledger:
+        ledger.observe("autodl-4090", 7200, 1.98, now)
+        ledger.observe("h100-box", 5 * 3600, 10.0, now - 2 * 86400)
+    async with hosted(lambda: CostScreen(Billing(tmp_path / "ledger.sqlite3"), "¥", lambda: now)) as (app, _pilot):
         text = check(app, ["花费", "实例", "单价", "今天", "本周", "本月", "累计", "合计", "每天花费 ¥, 近 14 天"],
                      ["instance", "today", "all time", "per day", "total"])
         assert all(cell_len(line) <= 80 for line in text.splitlines())

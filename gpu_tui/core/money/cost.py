@@ -7,6 +7,7 @@ An instance bills in its own `currency` where the config sets one, else in `sett
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import overload
 
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import _
@@ -40,8 +41,14 @@ def burn_rate(rates: Iterable[float]) -> float:
     return round(sum(rates), 2)
 
 
-def currency_of(own: str | None, default: str) -> str:
-    """The currency an instance bills in: its own where set, else the settings' (`default`)."""
+@overload
+def currency_of(own: str | None, default: str) -> str: ...
+@overload
+def currency_of(own: str | None, default: str | None) -> str | None: ...
+def currency_of(own: str | None, default: str | None) -> str | None:
+    """The currency an instance bills in: its own where set, else the settings' (`default`).
+    The one place this rule is written: a ledger row recorded without a currency (NULL) and a
+    config without `currency` both mean settings.currency."""
     return own or default
 
 

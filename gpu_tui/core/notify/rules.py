@@ -15,6 +15,7 @@ from typing import Literal, get_args
 
 from gpu_tui.core.i18n import _
 from gpu_tui.core.metrics.lowutil import LowUtil
+from gpu_tui.core.money.cost import currency_of
 from gpu_tui.core.units import format_duration_s, format_money, format_rate_per_hour
 
 __all__ = [
@@ -138,7 +139,7 @@ class LaptopRules:
             out.append(Notice("idle", inst.name, _("{name} idle for {duration}").format(
                 name=inst.name, duration=format_duration_s(idle)), _(
                 "Every GPU idle and no job running; still billing {rate}.").format(
-                rate=format_rate_per_hour(inst.hourly_rate, inst.currency or self.currency))))
+                rate=format_rate_per_hour(inst.hourly_rate, currency_of(inst.currency, self.currency)))))
         down = inst.state in UNREACHABLE_STATES
         if not down:
             self._down_since.pop(inst.name, None)

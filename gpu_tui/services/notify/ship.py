@@ -49,4 +49,4 @@ async def ship_configured(host: Host, inst: InstanceConfig, settings: Settings, 
     """`ship` with the configured targets (the config's and the keyring's); with none, the
     instance's copy is removed (a target removed while the instance was off stops there too)."""
     every = await asyncio.to_thread(targets, settings, store)
-    return await ship(host, inst, every, inst.currency or settings.settings.currency, store)
+    return await ship(host, inst, every, settings.currency_of(inst), store)

@@ -67,16 +67,15 @@ class MoneyWarnings:
         bills in other currencies is named, not counted); returns today's cost in
         settings.currency (None when there is no budget or no ledger), for the notifications."""
         opened, fleet = self._ctx.opened, self._ctx.fleet
-        if opened is None or opened.ledger is None or opened.settings.settings.budget_daily <= 0:
+        if opened is None or opened.billing is None or opened.settings.settings.budget_daily <= 0:
             return None
-        s, ledger = opened.settings.settings, opened.ledger
-        ledger.flush()
+        s, billing = opened.settings.settings, opened.billing
         try:
-            rows = ledger.per_period(now, currency=s.currency)
+            rows = billing.per_period(now, currency=s.currency)
         except GpuTuiError as exc:
             log.warning("budget check: %s", exc)
             return None
-        sums = per_currency(((r.currency or s.currency, r.today) for r in rows), s.currency)
+        sums = per_currency(((currency_of(r.currency, s.currency), r.today) for r in rows), s.currency)
         today = only_in(sums, s.currency)
         day = format_local_date(now)
         if today > s.budget_daily and self._budget_warned != day:

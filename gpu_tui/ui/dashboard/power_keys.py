@@ -58,7 +58,7 @@ class PowerKeys:
 
     def _rate_text(self, views: list[InstanceView]) -> str:
         default = self._ctx.currency  # never one sum across currencies
-        return format_rates_per_hour(per_currency(((v.config.currency or default, v.config.hourly_rate) for v in views),
+        return format_rates_per_hour(per_currency(((v.config.bills_in(default), v.config.hourly_rate) for v in views),
                                                   default))
 
     def shutdown(self, view: InstanceView) -> None:
@@ -139,8 +139,8 @@ class PowerKeys:
         for r in results:
             if r.stopped and fleet is not None:
                 fleet.mark_stopped(r.name)
-                if opened.ledger is not None:
-                    opened.ledger.close(r.name, time.time(), "shutdown")
+                if opened.billing is not None:
+                    opened.billing.shut_down(r.name, time.time())
         self._report(results, quit_after)
 
     def _report(self, results: list[ShutdownResult], quit_after: bool) -> None:

@@ -115,7 +115,7 @@ AVAILABLE: dict[str, Check] = {
     "forward": _forward,
     "add": lambda s, v: _configured(s),
     "edit": _edit,
-    "cost": lambda s, v: s.opened is not None and s.opened.ledger is not None,
+    "cost": lambda s, v: s.opened is not None and s.opened.billing is not None,
     "shutdown": lambda s, v: s.power.check("shutdown", v),
     "shutdown_all": lambda s, v: s.power.check("shutdown_all", v),
     "trust_key": _trust_key,
@@ -274,11 +274,11 @@ class DashboardScreen(Screen[None]):
         elif isinstance(event, HostReplaced):
             self.forwards.rehost(name, event.host)
         elif isinstance(event, HostStatsReceived) and event.stats.uptime_seconds is not None:
-            # every sighting of an instance up is billing time, whatever its GPUs say
-            ledger = self._opened.ledger if self._opened else None
-            if ledger is not None and self._fleet is not None:
-                cfg = self._fleet.views[name].config
-                ledger.observe(name, event.stats.uptime_seconds, cfg.hourly_rate, event.stats.taken_at, cfg.currency)
+            # every sighting of an instance up is billing time, whatever its GPUs say; billing
+            # decides what of it is written
+            billing = self._opened.billing if self._opened else None
+            if billing is not None and self._fleet is not None:
+                billing.seen_up(self._fleet.views[name].config, event.stats.uptime_seconds, event.stats.taken_at)
 
     def on_job_ended(self, message: JobEnded) -> None:
         if not self._closing:
@@ -435,8 +435,8 @@ class DashboardScreen(Screen[None]):
 
     def action_cost(self) -> None:
         opened = self._opened
-        if opened is not None and opened.ledger is not None:
-            self.push(CostScreen(opened.ledger, self.currency, self.clock))
+        if opened is not None and opened.billing is not None:
+            self.push(CostScreen(opened.billing, self.currency, self.clock))
 
     def action_shutdown(self) -> None:
         self._with_view(self.power.shutdown)

@@ -60,7 +60,7 @@ class StartKeys:
             cfg = inst.model_copy(update=fields)
             if opened.onboarder is not None:
                 cfg = await asyncio.to_thread(opened.onboarder.update, inst.name, fields)
-        if opened.ledger is not None:
-            opened.ledger.observe(inst.name, 0.0, cfg.hourly_rate, time.time(), cfg.currency)
+        if opened.billing is not None:
+            opened.billing.powered_on(cfg, time.time())
         fleet.add(cfg, opened.make_host(cfg))
         self._ctx.notify(f"{inst.name}: {result.detail}", timeout=10, markup=False)

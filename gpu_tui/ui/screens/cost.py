@@ -20,11 +20,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from gpu_tui.core.i18n import N_, _, ngettext
-from gpu_tui.core.money.cost import per_currency
+from gpu_tui.core.money.cost import currency_of, per_currency
 from gpu_tui.core.money.ledgermath import PeriodRow
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_local_datetime, format_money, format_rate_per_hour
-from gpu_tui.services.ledger import Ledger, LedgerError
+from gpu_tui.services.billing import Billing, LedgerError
 from gpu_tui.ui.screens.detail import PlotLabels
 from gpu_tui.ui.screens.localise import translate_bindings
 
@@ -39,7 +39,7 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
     currency, settings.currency's first); money to cents. `currency`: settings.currency, for rows without one."""
 
     def money(v: float, cur: str | None) -> str:
-        return format_money(round(v, 2), cur or currency)
+        return format_money(round(v, 2), currency_of(cur, currency))
 
 
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, width=min(width, 80))
@@ -49,19 +49,19 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
         t.add_column(_(head), justify="right", no_wrap=True)
     for r in rows:
         t.add_row(
-            printable(r.name), format_rate_per_hour(r.hourly_rate, r.currency or currency),
+            printable(r.name), format_rate_per_hour(r.hourly_rate, currency_of(r.currency, currency)),
             money(r.today, r.currency), money(r.week, r.currency), money(r.month, r.currency),
             money(r.all_time, r.currency),
         )
     if len(rows) > 1:
         t.add_section()
-        order = [c for c, _v in per_currency(((r.currency or currency, 0.0) for r in rows), currency)]
+        order = [c for c, _v in per_currency(((currency_of(r.currency, currency), 0.0) for r in rows), currency)]
         for cur in order:  # one total row per currency: columns stay narrow, nothing is added across
             label = _("total") if len(order) == 1 else _("total in {currency}").format(currency=cur)
             t.add_row(
                 Text(label, style="bold"), "",
-                *(Text(money(sum(getattr(r, f) for r in rows if (r.currency or currency) == cur), cur), style="bold")
-                  for f in ("today", "week", "month", "all_time")),
+                *(Text(money(sum(getattr(r, f) for r in rows if currency_of(r.currency, currency) == cur), cur),
+                       style="bold") for f in ("today", "week", "month", "all_time")),
             )
     return t
 
@@ -93,10 +93,10 @@ class CostScreen(Screen[None]):
     """
     REFRESH_SECONDS = 5.0
 
-    def __init__(self, ledger: Ledger, currency: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, billing: Billing, currency: str, clock: Callable[[], float] = time.time) -> None:
         super().__init__()
         translate_bindings(self)
-        self._ledger = ledger
+        self._billing = billing
         self._currency = currency
         self._clock = clock
 
@@ -117,9 +117,8 @@ class CostScreen(Screen[None]):
         head = Text(_("cost"), style="bold")
         head.append(f"  {format_local_datetime(now)}", style="dim")
         try:
-            self._ledger.flush()
-            rows = self._ledger.per_period(now, currency=self._currency)
-            charts = self._ledger.daily_by_currency(now, DAYS, currency=self._currency)
+            rows = self._billing.per_period(now, currency=self._currency)  # after what it held back
+            charts = self._billing.daily_by_currency(now, DAYS, currency=self._currency)
         except LedgerError as exc:
             self.query_one("#cost-head", Static).update(head.append(f"\n{exc.message}", style="bold red"))
             return
@@ -139,9 +138,9 @@ class CostScreen(Screen[None]):
         order = sorted(charts, key=lambda c: (c != self._currency, c or ""))  # settings' currency first
         if len(order) <= 1:
             days = charts[order[0]] if order else []
-            chart.update(day_chart(days, order[0] or self._currency if order else self._currency,
+            chart.update(day_chart(days, currency_of(order[0] if order else None, self._currency),
                                    width=width, height=height))
             return
-        parts = [day_chart(charts[c], c or self._currency, width=width, height=max(8, height // len(order)))
+        parts = [day_chart(charts[c], currency_of(c, self._currency), width=width, height=max(8, height // len(order)))
                  for c in order]
         chart.update(Text("\n").join(parts))

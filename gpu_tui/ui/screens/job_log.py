@@ -93,7 +93,7 @@ def progress_text(summary: LogSummary, view: InstanceView, now: float, currency:
             if rate:
                 more = rate * p.eta_seconds / 3600
                 so_far = view.cost_so_far(now) or 0.0
-                own = view.config.currency or currency  # the instance's, not the settings'
+                own = view.config.bills_in(currency)  # the instance's, not the settings'
                 by_then, extra = format_money(so_far + more, own), format_money(more, own)
                 t.append("  " + _("{money} by then (+{extra})").format(money=by_then, extra=extra), style="yellow")
     if summary.last_loss is not None:

@@ -67,7 +67,7 @@ class HostPanel(TextPanel):
         if idle is not None and self.idle_after is not None and idle >= self.idle_after:
             spent = v.config.hourly_rate * idle / 3600
             t.append(_("idle {duration}").format(duration=format_duration_s(idle)), style="bold yellow")
-            own = v.config.currency or self.currency
+            own = v.config.bills_in(self.currency)
             rate, so_far = format_rate_per_hour(v.config.hourly_rate, own), format_money(spent, own)
             t.append(_(": every GPU under the idle threshold and no job running, still billing {rate} "
                        "({spent} so far idle). {key} shuts it down.").format(

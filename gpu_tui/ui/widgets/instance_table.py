@@ -119,9 +119,9 @@ class InstanceTable(RowList):
             "gpus": Text(str(len(gpus)) if gpus else "-", justify="right"),
             "util": Text(format_percent(sum(utils) / len(utils)) if utils else "-", justify="right"),
             "vram": Text(f"{format_mib_as_gib(used)}/{format_mib_as_gib(total)}" if total else "-", justify="right"),
-            "rate": Text(format_rate_per_hour(v.config.hourly_rate, v.config.currency or self.currency),
+            "rate": Text(format_rate_per_hour(v.config.hourly_rate, v.config.bills_in(self.currency)),
                          justify="right"),
-            "cost": Text(format_money(v.cost_so_far(now), v.config.currency or self.currency), justify="right"),
+            "cost": Text(format_money(v.cost_so_far(now), v.config.bills_in(self.currency)), justify="right"),
         }
 
     def _name_cell(self, name: str) -> Text:

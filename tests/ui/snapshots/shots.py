@@ -28,8 +28,8 @@ from textual.widgets import Static
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, SyncConfig
+from gpu_tui.services.billing import Billing
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
-from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.onboard import Onboarder
 from gpu_tui.ui.app import GpuTuiApp
 from gpu_tui.ui.factory import build_app, demo_source
@@ -133,7 +133,7 @@ def _tweaked_source(
             store.remember(name, SecretStr("not-the-password" if name in wrong else pw))
         hosts = [(inst, build_ssh_host(inst, settings, paths, store)) for inst in settings.instances]
         host_of = {inst.name: host for inst, host in hosts}
-        ledger = Ledger(paths.ledger_file) if configured else None
+        billing = Billing(paths.ledger_file) if configured else None
 
         def use_password(name: str, password: SecretStr) -> None:
             store.remember(name, password)
@@ -144,15 +144,15 @@ def _tweaked_source(
             known_hosts_for(paths).trust(inst.host, inst.port, key_line)
 
         async def close() -> None:
-            if ledger is not None:
-                ledger.close_db()
+            if billing is not None:
+                billing.close()
             await fleet.close()
             shutil.rmtree(workdir, ignore_errors=True)
 
         return Opened(
             settings, hosts, trust, close=close, use_password=use_password,
             onboarder=Onboarder(settings, paths, store) if configured else None,
-            ledger=ledger,
+            billing=billing,
             make_host=(lambda inst: build_ssh_host(inst, settings, paths, store)) if configured else None,
         )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gpu_tui.services.billing import Billing
 from gpu_tui.services.ledger import Ledger
 from gpu_tui.services.power import ShutdownResult
 from gpu_tui.ui.screens.cost import CostScreen
@@ -24,7 +25,7 @@ COST_NOW = datetime(2026, 11, 26, 15, 0, tzinfo=UTC).timestamp()
 HOUR, DAY = 3600.0, 86400.0
 
 
-def _ledger(tmp_path: Path) -> Ledger:
+def _ledger(tmp_path: Path) -> Billing:
     """Three weeks of a small fleet: a 4090 every day, an H100 box for two days last week, one
     instance since removed from the config."""
     ledger = Ledger(tmp_path / "ledger.sqlite3")
@@ -36,18 +37,19 @@ def _ledger(tmp_path: Path) -> Ledger:
     seen.append(("vast-3090-broken", 5 * HOUR, 1.45, COST_NOW - 2 * DAY))
     seen.append(("lab-old-a6000", 30 * HOUR, 3.2, COST_NOW - 12 * DAY))
     ledger.observe_many(sorted(seen, key=lambda o: o[3]))  # in the order they were seen
-    return ledger
+    ledger.close_db()
+    return Billing(ledger.path)
 
 
 @SIZES
 def test_cost(snap_compare, size, tmp_path) -> None:
     """`$`: per instance today / week / month / all time, and the last 14 days as bars."""
-    ledger = _ledger(tmp_path)
+    billing = _ledger(tmp_path)
     try:
-        app = HostApp(lambda: CostScreen(ledger, "¥", lambda: COST_NOW))
+        app = HostApp(lambda: CostScreen(billing, "¥", lambda: COST_NOW))
         assert snap_compare(app, terminal_size=size)
     finally:
-        ledger.close_db()
+        billing.close()
 
 
 @SIZES
