@@ -1,1 +1,2 @@
-"""What the subcommands share: cell-width tables, --help layout, error lines and questions, shipping notification targets first."""
+"""What the subcommands share: cell-width tables, --help layout, error lines and questions,
+shipping notification targets first."""

@@ -1,1 +1,2 @@
-"""Notifications without I/O: which events the laptop sends, once per occurrence, and how each service's URL becomes a request."""
+"""Notifications without I/O: which events the laptop sends, once per occurrence, and how each
+service's URL becomes a request."""

@@ -1,1 +1,2 @@
-"""Detached jobs on an instance: start, list, stop, the on-instance runner, the dashboard's job watch, log tails, SLURM."""
+"""Detached jobs on an instance: start, list, stop, the on-instance runner, the dashboard's job
+watch, log tails, SLURM."""
