@@ -83,6 +83,9 @@ def plan(command: str, sim: InstanceSim) -> Program:
     whole = jobscripts.plan_line(command, sim, lambda inner: plan(inner, sim))
     if whole is not None:
         return whole
+    watch = watchloop.plan_watch(command, sim, lambda inner: plan(inner, sim))
+    if watch is not None:  # services/monitor/watch.sh, answered by demo/watchloop.py
+        return watch
     if command in _STATS_ONCE:
         return _stats(sim, apps=_STATS_ONCE[command])
     loop = _STATS_LOOP.match(command)
@@ -97,8 +100,6 @@ def plan(command: str, sim: InstanceSim) -> Program:
     prog = argv[0].rsplit("/", 1)[-1]
     if prog in ("sh", "bash", "dash") and len(argv) >= 3 and argv[1] == "-c":
         script = argv[2]
-        if watchloop.is_watch(script):  # services/monitor/watch.sh, answered by demo/watchloop.py
-            return watchloop.plan_watch(script, sim, lambda inner: plan(inner, sim))
         if envprobe.is_env_probe(script):  # before the job scripts: it embeds the conda finder
             return envprobe.env_probe(sim, _nvidia_smi)
         job_program = jobscripts.plan_script(script, sim)
