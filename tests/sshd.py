@@ -108,10 +108,13 @@ from typing import Any
 
 import asyncssh
 
+from gpu_tui.demo.sim import nvsmi
+
 SSHD = "/usr/sbin/sshd"
 HOST = "127.0.0.1"
 TESTS_DIR = Path(__file__).resolve().parent
 FAKES_DIR = TESTS_DIR / "fakes"
+SIM_SRC = TESTS_DIR.parent / "gpu_tui" / "demo" / "sim"
 CAPTURES_SRC = TESTS_DIR / "data" / "nvidia-smi" / "captures"
 DEFAULT_CAPTURE = "linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01.txt"
 PASSWORD_USER = "gputui-pw"
@@ -245,11 +248,6 @@ def _load_fake(file: str, module_name: str) -> Any:
     return module
 
 
-def fake_nvsmi_module() -> Any:
-    """tests/fakes/nvidia-smi loaded as a module (its capture parser, FAILURES, ...)."""
-    return _load_fake("nvidia-smi", "gpu_tui_fake_nvidia_smi")
-
-
 def fake_conda_module() -> Any:
     """tests/fakes/conda loaded as a module (make_prefix, read_packages, parse_spec, ...)."""
     return _load_fake("conda", "gpu_tui_fake_conda")
@@ -257,11 +255,10 @@ def fake_conda_module() -> Any:
 
 def capture_query_gpu(capture: str | None = None) -> dict[str, tuple[str, str]]:
     """{field: (header text with unit, value with unit)} of a capture's load-phase GPU row."""
-    fake = fake_nvsmi_module()
     text = (CAPTURES_SRC / resolve_capture(capture)).read_text(encoding="utf-8")
-    table = fake.Table(text, "gpu")
+    table = nvsmi.Table(text, "gpu")
     row = table.rows[0]
-    return {n: (table.headers[n], row[table.index[n]]) for n in table.names}
+    return {n: (table.headers[n], nvsmi.with_unit(row[n], nvsmi.unit_of(table.headers[n]))) for n in table.names}
 
 
 def _world_usable(path: str) -> bool:
@@ -1132,10 +1129,14 @@ class SshdInstance:
         os.chmod(self.known_hosts_path, 0o644)
 
     def _install_fakes(self, shutdown: bool = True) -> None:
+        lib = self.dir / "lib"
+        if not (lib / "sim").is_dir():  # the simulators the fakes run (gpu_tui/demo/sim), readable by all
+            shutil.copytree(SIM_SRC, lib / "sim", ignore=shutil.ignore_patterns("__pycache__"))
         install_fake(
             FAKES_DIR / "nvidia-smi",
             self.bin_dir / "nvidia-smi",
-            {"_BAKED_STATE_DIR": str(self.nvsmi_dir), "_BAKED_CAPTURES_DIR": str(self.root / "captures")},
+            {"_BAKED_STATE_DIR": str(self.nvsmi_dir), "_BAKED_CAPTURES_DIR": str(self.root / "captures"),
+             "_BAKED_LIB_DIR": str(lib)},
         )
         if shutdown:
             install_fake(FAKES_DIR / "shutdown", self.bin_dir / "shutdown", {"_BAKED_INSTANCE_DIR": str(self.dir)})

@@ -1,7 +1,7 @@
 """The demo's answer to gpu-tui's watch loop (services/monitor/watch.sh, run by services/monitor/watchloop.py).
 
-The command line `[ -f DIR/bin/watch-v2.sh ] || ...; exec sh DIR/bin/watch-v2.sh STATE NONCE
-APPS DF LOG WINDOW` is answered as the script would: `hello`, then one framed record per line the
+The command line (services/monitor/watchloop.watch_command, recognised by calling it with holes:
+demo/scriptmatch.py) is answered as the script would: `hello`, then one framed record per line the
 client sends (core/metrics/watchrec.py): host stats every record, the job listing / a running job's log
 end / the compute apps when they changed, and the autostop block once (a demo instance has no
 watchdog). Nothing is executed; the values come from the instance's simulation.
@@ -9,28 +9,26 @@ watchdog). Nothing is executed; the values come from the instance's simulation.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.jobs import JOB_MARK
 from gpu_tui.core.metrics.nvsmi import compute_apps_argv
 from gpu_tui.demo.program import Program
+from gpu_tui.demo.scriptmatch import HOLE_W, Template
 from gpu_tui.remote.quoting import join
+from gpu_tui.services.monitor.watchloop import LOG_EVERY, LOG_WINDOW, WATCH_VERSION, watch_command
 
 if TYPE_CHECKING:
     from gpu_tui.demo.simulate import InstanceSim
 
-__all__ = ["is_watch", "plan_watch"]
+__all__ = ["plan_watch"]
 
-_EXEC = re.compile(
-    r"exec sh \S+/bin/watch-v(\d+)\.sh \S+ ([0-9A-Za-z]+) ([0-9]+) ([0-9]+) ([0-9]+) ([0-9]+)\s*$", re.MULTILINE
-)
+_NONCE = "GPUTUINONCE"
+_WATCH = Template(watch_command(InstanceConfig(name="demo", host="127.0.0.1", state_dir="/" + HOLE_W), _NONCE),
+                  "/" + HOLE_W, _NONCE)
 _PID = 4321
-
-
-def is_watch(script: str) -> bool:
-    return _EXEC.search(script) is not None
 
 
 class _Loop:
@@ -89,9 +87,11 @@ class _Loop:
         return out + b"".join(logs) + f"{m} end\n".encode()
 
 
-def plan_watch(script: str, sim: InstanceSim, plan: Callable[[str], Program]) -> Program:
-    m = _EXEC.search(script)
-    assert m is not None
-    version, nonce, _apps, _df, log_every, window = m.groups()
-    loop = _Loop(sim, nonce, int(log_every), int(window), plan)
-    return Program(stdout=f"@@w{nonce} hello {version} {_PID}\n", on_data=loop.on_data)
+def plan_watch(command: str, sim: InstanceSim, plan: Callable[[str], Program]) -> Program | None:
+    """The watch loop's answer, if `command` is watch_command's; else None."""
+    holes = _WATCH.match(command)
+    if holes is None:
+        return None
+    nonce = holes[_WATCH.holes.index(_NONCE)]
+    loop = _Loop(sim, nonce, LOG_EVERY, LOG_WINDOW, plan)
+    return Program(stdout=f"@@w{nonce} hello {WATCH_VERSION} {_PID}\n", on_data=loop.on_data)
