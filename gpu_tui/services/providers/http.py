@@ -90,8 +90,8 @@ def _reason(exc: BaseException) -> str:
         if cause is None:
             break
         if isinstance(cause, OSError) and cause.strerror:
-            known = isinstance(cause.errno, int) and cause.errno > 0  # asyncio's own words name no reason
-            words = f"[Errno {cause.errno}] {os.strerror(cause.errno) if known else cause.strerror}"
+            code = cause.errno  # asyncio's own words ("Connect call failed") name no reason
+            words = f"[Errno {code}] {os.strerror(code) if code is not None and code > 0 else cause.strerror}"
         cause = cause.__cause__ or cause.__context__
     return " ".join(words.split())[:200]  # a garbled answer's words are the server's: one short line
 
