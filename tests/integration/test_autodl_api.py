@@ -101,3 +101,45 @@ async def test_the_fleet_bar_shows_the_balance(
                 break
             await pilot.pause(0.1)
         assert app.dashboard.fleet_bar.note.plain.startswith("AutoDL ¥133.45")
+
+
+
+async def test_a_redirect_is_refused_and_the_token_stays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """urllib turns a POST that meets a 302 into a GET with the same Authorization header: followed,
+    the redirect hands the developer token (the balance's, the WeChat push's) to the other host."""
+    from loophttp import LoopbackServer
+
+    from gpu_tui.services.notify.send import AUTODL_WECHAT, Target, send_all
+
+    seen: list[str | None] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802
+            if self.path.startswith("/steal"):
+                seen.append(self.headers.get("Authorization"))
+                self.send_response(200)
+            else:
+                self.send_response(302)
+                self.send_header("Location", f"http://localhost:{self.server.server_address[1]}/steal")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST
+
+    srv = LoopbackServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{srv.server_address[1]}"
+    try:
+        with pytest.raises(RemoteError, match="HTTP 302"):
+            await fetch_balance(SecretStr(TOKEN), base=base)
+        monkeypatch.setenv("GPU_TUI_AUTODL_WECHAT_API", base)
+        [sent] = await send_all([Target(1, SecretStr(AUTODL_WECHAT), ("idle",), "config")], "t", "b",
+                                wechat_token=SecretStr(TOKEN))
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert not sent.ok and sent.error == "HTTP 302"
+    assert seen == []  # the other host never saw the token

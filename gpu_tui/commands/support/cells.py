@@ -1,14 +1,15 @@
 """Widths in terminal cells for the CLI's tables, lines and --help: a Chinese character (and
 its full-width punctuation) takes two cells, so `len()`, `str.ljust` and `textwrap` misalign
-or overflow. Measured from the Unicode tables of the standard library (East Asian Width: W and
-F are two cells; combining marks and format characters none), which give what Rich's
-`cell_len` gives the dashboard for the text gpu-tui shows (a test compares them): the CLI stays
-free of Rich and Textual, and starts fast.
+or overflow. Measured by wcwidth a character at a time, which gives what Rich's `cell_len`
+gives the dashboard (a test compares them; `wcswidth`'s grapheme rules make a narrow letter
+with a wide combining mark two cells where Rich counts one): the CLI stays free of Rich and
+Textual. ASCII text is one cell a character and never loads wcwidth (it costs tens of ms to
+import), so an English `gpu-tui status` starts as fast as before. Padding, cutting and wrapping
+stay here: wcwidth's own wrap knows nothing of Chinese punctuation that must not start a line.
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -22,9 +23,10 @@ _CLOSING = set(")]}>\"'’”,.;:!?%，。、；：！？）］｝〉》」』�
 
 @lru_cache(maxsize=4096)
 def _char_cells(ch: str) -> int:
-    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
-        return 0
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    from wcwidth import wcwidth  # on use: only non-ASCII text needs its tables
+
+    cells = wcwidth(ch)
+    return 1 if cells < 0 else cells  # a control character: one cell, as len() counts it in ASCII text
 
 
 def cell_len(text: str) -> int:
@@ -74,10 +76,6 @@ def format_rows(rows: Sequence[Sequence[str]], *, right: Sequence[int] = (), gap
     ]
 
 
-def _is_wide(ch: str) -> bool:
-    return _char_cells(ch) == 2
-
-
 def _tokens(text: str) -> list[tuple[str, bool]]:
     """(piece, space before it): an ASCII-like word is one piece, a wide character another; a
     line may break before any piece."""
@@ -94,7 +92,7 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
         if ch.isspace():
             flush()
             space = True
-        elif _is_wide(ch):
+        elif _char_cells(ch) == 2:
             flush()
             out.append((ch, space))
             space = False

@@ -1,10 +1,11 @@
 """Sending a notification from the laptop: Apprise for the 100+ services it speaks, plus
-AutoDL's WeChat message API (`autodl-wechat`, with the developer token of `provider:autodl`).
+AutoDL's WeChat message API (`autodl-wechat`, with the developer token of `provider:autodl`,
+sent through the providers' one HTTP client).
 
-Each target is sent in its own daemon thread with a deadline, so a dead target never holds the
-dashboard, the other targets, or the CLI's exit. URLs are secrets: only `masked(url)` is ever
-shown or logged, and every part of a URL that may be a token is registered with the log's
-redaction filter before Apprise (which logs) sees it.
+Each target is sent with a deadline (an Apprise one in its own daemon thread, as Apprise blocks),
+so a dead target never holds the dashboard, the other targets, or the CLI's exit. URLs are
+secrets: only `masked(url)` is ever shown or logged, and every part of a URL that may be a token
+is registered with the log's redaction filter before Apprise (which logs) sees it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import logging
 import os
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -27,7 +26,7 @@ from pydantic import SecretStr
 
 from gpu_tui.config.logsetup import redact
 from gpu_tui.core.i18n import _
-from gpu_tui.services.providers.http import open_no_redirect
+from gpu_tui.services.providers.http import NoAnswer, NotAUrl, fetch
 
 __all__ = [
     "AUTODL_WECHAT",
@@ -185,22 +184,23 @@ def _send_apprise(url: str, title: str, body: str, timeout: float) -> str | None
     return None if ok else _("not delivered (the service refused it or did not answer; see the log)")
 
 
-def _send_wechat(token: SecretStr | None, title: str, body: str, name: str, timeout: float) -> str | None:
+async def _send_wechat(token: SecretStr | None, title: str, body: str, name: str, timeout: float) -> str | None:
     if token is None:
         return _("no AutoDL developer token stored (`keyring set gpu-tui provider:autodl`, or "
                  "GPU_TUI_PASSWORD_PROVIDER_AUTODL)")
     payload = json.dumps({"title": title, "name": name, "content": body}, ensure_ascii=False).encode()
-    req = urllib.request.Request(wechat_endpoint(), data=payload, method="POST", headers={
-        "Authorization": token.get_secret_value(), "Content-Type": "application/json"})
+    headers = {"Authorization": token.get_secret_value(), "Content-Type": "application/json"}
     try:
-        with open_no_redirect(req, timeout) as resp:  # the token must not follow a redirect elsewhere
-            reply = resp.read(65536)
-    except urllib.error.HTTPError as exc:
-        return _("HTTP {code}").format(code=exc.code)
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        return str(getattr(exc, "reason", exc))
+        answer = await fetch("POST", wechat_endpoint(), headers=headers, body=payload, timeout=timeout)
+    except NotAUrl:
+        return _("{provider} API: {url!r} is not a URL (check GPU_TUI_*_API)").format(
+            provider=_("AutoDL WeChat"), url=wechat_endpoint())
+    except NoAnswer as exc:
+        return exc.reason
+    if answer.status >= 300:  # a 3xx too: the token must not follow a redirect elsewhere
+        return _("HTTP {code}").format(code=answer.status)
     try:
-        code = json.loads(reply).get("code")  # delivered only when AutoDL says Success
+        code = json.loads(answer.body).get("code")  # delivered only when AutoDL says Success
     except (ValueError, AttributeError):
         return _("an answer gpu-tui cannot read")
     return None if code == "Success" else _("refused: {code}").format(code=code)
@@ -215,11 +215,12 @@ async def send_one(target: Target, title: str, body: str, *, instance: str = "",
     started = time.monotonic()
     error: str | None = None
     for _attempt in range(max(1, attempts)):
-        work: Callable[[], str | None] = (
-            partial(_send_wechat, wechat_token, title, body, instance or "gpu-tui", timeout)
-            if url == AUTODL_WECHAT else partial(_send_apprise, url, title, body, timeout))
         try:
-            error = await _in_thread(work, timeout + 2)
+            if url == AUTODL_WECHAT:
+                error = await asyncio.wait_for(
+                    _send_wechat(wechat_token, title, body, instance or "gpu-tui", timeout), timeout + 2)
+            else:
+                error = await _in_thread(partial(_send_apprise, url, title, body, timeout), timeout + 2)
         except TimeoutError:
             error = _("no answer within {seconds:g} s").format(seconds=timeout)
         except Exception as exc:  # a plugin's bug must not take the other targets down

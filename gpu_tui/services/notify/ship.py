@@ -11,27 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
-from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import active_language
 from gpu_tui.remote.host import Host
 from gpu_tui.services.notify.instance import INSTANCE_EVENTS, install_notify
 from gpu_tui.services.notify.send import Target
 from gpu_tui.services.notify.targets import targets
 
-__all__ = ["Shipped", "ship", "ship_configured"]
-
-
-@dataclass(frozen=True, slots=True)
-class Shipped:
-    """What shipping to one instance came to: its warnings, or why it could not be reached."""
-
-    instance: str
-    warnings: tuple[str, ...] = ()
-    error: GpuTuiError | None = None
+__all__ = ["ship", "ship_configured"]
 
 
 async def ship(host: Host, inst: InstanceConfig, every: Sequence[Target], currency: str,

@@ -3,7 +3,7 @@ power one on or off, read its state and the account's balance.
 
 `client_for(provider, token)` gives one `ProviderClient`; `token_for(provider, secrets)` finds
 the token (keyring `provider:<name>`, env `GPU_TUI_PASSWORD_PROVIDER_<NAME>`). Every method is
-async and runs its HTTP in a thread (http.py).
+async; its HTTP goes through the one client in http.py.
 """
 
 from __future__ import annotations

@@ -8,17 +8,15 @@ with amounts in 1/1000 yuan. The token lives in the keyring under `provider:auto
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 
 from pydantic import SecretStr
 
-from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
+from gpu_tui.core.errors import AuthFailed, InputError, RemoteError, Unreachable
 from gpu_tui.core.i18n import _
+from gpu_tui.services.providers.http import NoAnswer, NotAUrl, fetch
 
 __all__ = ["Balance", "fetch_balance", "api_base", "TOKEN_NAME", "hours_left"]
 
@@ -68,22 +66,19 @@ def _parse(body: bytes) -> Balance:
         raise RemoteError(unread) from None
 
 
-def _post(url: str, token: str, timeout: float) -> bytes:
-    req = urllib.request.Request(url, data=b"", method="POST", headers={"Authorization": token})
-    try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (https, or a test server)
-            body: bytes = resp.read(65536)
-            return body
-    except urllib.error.HTTPError as exc:
-        if exc.code in (401, 403):
-            raise AuthFailed(_("AutoDL balance API refused the developer token (check console -> settings)")) from None
-        raise RemoteError(_("AutoDL balance API: HTTP {code}").format(code=exc.code)) from None
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        raise Unreachable(_("AutoDL balance API: {reason}").format(reason=getattr(exc, "reason", exc))) from None
-
-
 async def fetch_balance(token: SecretStr, *, base: str | None = None, timeout: float = 10.0) -> Balance:
-    """The balance, fetched in a thread (urllib blocks); RemoteError saying why not."""
+    """The balance; RemoteError saying why not."""
     url = f"{base or api_base()}/api/v1/dev/wallet/balance"
-    body = await asyncio.to_thread(_post, url, token.get_secret_value(), timeout)
-    return _parse(body)
+    try:
+        answer = await fetch("POST", url, headers={"Authorization": token.get_secret_value()}, body=b"",
+                             timeout=timeout)
+    except NotAUrl:
+        raise InputError(_("{provider} API: {url!r} is not a URL (check GPU_TUI_*_API)").format(
+            provider="AutoDL", url=base or api_base())) from None
+    except NoAnswer as exc:
+        raise Unreachable(_("AutoDL balance API: {reason}").format(reason=exc.reason)) from None
+    if answer.status in (401, 403):
+        raise AuthFailed(_("AutoDL balance API refused the developer token (check console -> settings)"))
+    if answer.status >= 300:  # a 3xx too: the token does not follow a redirect
+        raise RemoteError(_("AutoDL balance API: HTTP {code}").format(code=answer.status))
+    return _parse(answer.body)
