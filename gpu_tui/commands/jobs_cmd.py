@@ -21,15 +21,14 @@ from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo, JobRequest, RunAsk, new_job_id
 from gpu_tui.core.text import printable
-from gpu_tui.core.trainlog.read import tail_lines, whole_lines, window_stream
 from gpu_tui.core.units import format_bytes, format_iso_utc, format_percent
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import command_line
 from gpu_tui.services.conda import resolve_env
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.jobs import runner as jobsvc
+from gpu_tui.services.jobs.follow import LogFollower
 from gpu_tui.services.jobs.sched import scheduler_for
-from gpu_tui.services.jobs.tail import LogFollower
 
 __all__ = ["run_job_command", "jobs_json"]
 
@@ -166,17 +165,17 @@ async def _logs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> i
     if args.n < 0:
         raise InputError(_("-n wants 0 or more lines"))
     job = await jobsvc.find_job(host, inst, args.job)
-    window = await jobsvc.read_log_bytes(host, inst, job.id)
-    for line in tail_lines(window.data, args.n, from_start=window.whole, charset=job.charset):
+    # the window's last row without its newline is printed as a line; the follow starts afresh
+    follower = LogFollower(host, inst, job.id, charset=job.charset)
+    window = await follower.window(close=True)
+    for line in window.lines[-args.n :] if args.n else ():
         print(line)
     if not args.follow:
         return EXIT_OK
     sys.stdout.flush()
-    follower = LogFollower(host, inst, job.id, offset=window.size)
-    # what follows is read in the encoding the window showed
-    stream = window_stream(whole_lines(window.data, from_start=window.whole), charset=job.charset)
-    async for line in follower.lines(until_finished=True, stream=stream):
-        print(line, flush=True)
+    async for update in follower.updates(until_finished=True):
+        for line in update.lines:
+            print(line, flush=True)
     return EXIT_OK
 
 
