@@ -8,6 +8,7 @@ import json
 import math
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TypeVar
 
 from gpu_tui.commands import EXIT_OK
@@ -18,18 +19,16 @@ from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import N_, _, ngettext
-from gpu_tui.core.jobs import JobInfo, JobRequest, new_job_id
+from gpu_tui.core.jobs import JobInfo, JobRequest, RunAsk, new_job_id
 from gpu_tui.core.text import printable
-from gpu_tui.core.trainlog.read import tail_lines, whole_lines, window_stream
 from gpu_tui.core.units import format_bytes, format_iso_utc, format_percent
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import command_line
 from gpu_tui.services.conda import resolve_env
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.jobs import runner as jobsvc
-from gpu_tui.services.jobs.gpupick import gpus_env
-from gpu_tui.services.jobs.slurm import options_for
-from gpu_tui.services.jobs.tail import LogFollower
+from gpu_tui.services.jobs.follow import LogFollower
+from gpu_tui.services.jobs.sched import scheduler_for
 
 __all__ = ["run_job_command", "jobs_json"]
 
@@ -127,30 +126,21 @@ async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig, setti
     words = list(args.cmd)
     if not words:
         raise InputError(_("nothing to run: put the command after `--`, e.g. gpu-tui run NAME -- python train.py"))
-    setenv = _setenv(args.setenv)
-    opts = None
-    if inst.scheduler == "slurm":
-        opts = options_for(inst, gpus=args.gpus, partition=args.partition, time=args.time)
-    else:
-        for flag, value in (("--partition", args.partition), ("--time", args.time)):
-            if value is not None:
-                raise InputError(_("{flag} is for SLURM: set scheduler = \"slurm\" on {name} in the config").format(
-                    flag=flag, name=inst.name))
-        if args.gpus is not None:
-            setenv = await gpus_env(host, inst.name, args.gpus, setenv)
+    ask = RunAsk(gpus=args.gpus, partition=args.partition, time=args.time)
+    # the scheduler refuses what it cannot do (and picks GPUs) before anything else is asked
+    draft = JobRequest(id=new_job_id(), command=command_line(words), setenv=_setenv(args.setenv))
+    draft = await scheduler_for(inst).prepare(host, inst, draft, ask)
     prefix = await resolve_env(host, args.env) if args.env else None
-    req = JobRequest(
-        id=new_job_id(),
-        command=command_line(words),
+    req = replace(
+        draft,
         cwd=args.cwd or inst.workdir,
         conda_env=args.env,
         conda_prefix=prefix,
         name=args.job_name,
-        setenv=setenv,
         tmux=args.tmux,
     )
     await ship_before(host, inst, settings, show_notes=False)
-    started = await jobsvc.start_job(host, inst, req, opts)
+    started = await jobsvc.start_job(host, inst, req, ask)
     print(started.id)
     return EXIT_OK
 
@@ -175,17 +165,17 @@ async def _logs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> i
     if args.n < 0:
         raise InputError(_("-n wants 0 or more lines"))
     job = await jobsvc.find_job(host, inst, args.job)
-    window = await jobsvc.read_log_bytes(host, inst, job.id)
-    for line in tail_lines(window.data, args.n, from_start=window.whole, charset=job.charset):
+    # the window's last row without its newline is printed as a line; the follow starts afresh
+    follower = LogFollower(host, inst, job.id, charset=job.charset)
+    window = await follower.window(close=True)
+    for line in window.lines[-args.n :] if args.n else ():
         print(line)
     if not args.follow:
         return EXIT_OK
     sys.stdout.flush()
-    follower = LogFollower(host, inst, job.id, offset=window.size)
-    # what follows is read in the encoding the window showed
-    stream = window_stream(whole_lines(window.data, from_start=window.whole), charset=job.charset)
-    async for line in follower.lines(until_finished=True, stream=stream):
-        print(line, flush=True)
+    async for update in follower.updates(until_finished=True):
+        for line in update.lines:
+            print(line, flush=True)
     return EXIT_OK
 
 

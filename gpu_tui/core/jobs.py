@@ -22,6 +22,7 @@ __all__ = [
     "ENV_NAME_RE",
     "SETENV_KEY_RE",
     "JobRequest",
+    "RunAsk",
     "JobFacts",
     "JobInfo",
     "new_job_id",
@@ -73,6 +74,16 @@ class JobRequest:
             },
             ensure_ascii=False,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class RunAsk:
+    """What a run asks of the instance's scheduler beyond the command (`run --gpus/--partition/
+    --time`, the run form's cluster fields); None: nothing asked (the instance's default)."""
+
+    gpus: int | None = None
+    partition: str | None = None
+    time: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

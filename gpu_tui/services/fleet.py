@@ -29,7 +29,7 @@ from gpu_tui.services.events import (
     ProcessesReceived,
     StateChanged,
 )
-from gpu_tui.services.jobs import slurm
+from gpu_tui.services.jobs.sched import scheduler_for
 from gpu_tui.services.jobs.watch import AutostopReceived, ClusterReceived, JobFinished, JobsReceived, JobWatcher
 from gpu_tui.services.monitor.host import HostMonitor
 from gpu_tui.services.monitor.watchloop import WatchLoop, WatchMode, WatchModeChanged
@@ -155,14 +155,14 @@ class Fleet:
     def _make(self, cfg: InstanceConfig, host: Host) -> None:
         refresh, stats, _ = self._settings
         self.loops.pop(cfg.name, None)  # an edited entry may have become a login node
-        cluster = cfg.scheduler == "slurm"
+        scheduler = scheduler_for(cfg)
         # a login node's jobs are the scheduler's: the JobWatcher asks SLURM, the watch loop cannot
-        loop = None if cluster else WatchLoop(host, cfg, self._handle, clock=self._clock)
+        loop = WatchLoop(host, cfg, self._handle, clock=self._clock) if scheduler.jobs_run_here else None
         if loop is not None:
             self.loops[cfg.name] = loop
         self.monitors[cfg.name] = HostMonitor(
             host, self._handle, refresh_seconds=refresh, stats_seconds=stats, clock=self._clock, watch=loop,
-            gpu_scope=slurm.gpu_scope(host) if cluster else None,
+            gpu_scope=scheduler.gpu_scope(host),
         )
         self.watchers[cfg.name] = JobWatcher(host, cfg, self._handle, is_online=self._online_check(cfg.name))
         self.hosts[cfg.name] = host

@@ -25,7 +25,7 @@ from gpu_tui.demo.jobs import wants_oom
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services.conda import conda_envs, find_conda, resolve_env
 from gpu_tui.services.jobs import runner as jobsvc
-from gpu_tui.services.jobs.tail import LogFollower
+from gpu_tui.services.jobs.tail import LogTail
 
 TRAIN = "autodl-4090-train"
 IDLE = "autodl-4090-idle"
@@ -131,7 +131,7 @@ async def test_start_then_follow_the_log_to_the_end(fleet: DemoFleet, connect: C
     size, text, whole = await jobsvc.read_log_window(host, inst, req.id)
     assert whole and len(text.encode()) == size
     assert "not run" in text.splitlines()[0]  # the demo says so
-    follower = LogFollower(host, inst, req.id, offset=size, poll_seconds=0.2)
+    follower = LogTail(host, inst, req.id, offset=size, poll_seconds=0.2)
     got = bytearray()
     chunks = 0
 
@@ -169,7 +169,7 @@ async def test_start_then_follow_the_log_to_the_end(fleet: DemoFleet, connect: C
 async def test_a_followed_log_resumes_after_the_instance_drops(fleet: DemoFleet, connect: Connect) -> None:
     host, inst = await connect(IDLE)
     req = await jobsvc.start_job(host, inst, JobRequest(id="", command="python train.py"))
-    follower = LogFollower(host, inst, req.id, offset=0, poll_seconds=0.2)
+    follower = LogTail(host, inst, req.id, offset=0, poll_seconds=0.2)
     got = bytearray()
 
     async def pump() -> None:

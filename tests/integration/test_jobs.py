@@ -203,7 +203,7 @@ async def test_log_follow_resumes_after_a_dropped_link_without_loss_or_repeats(s
     import os
     import signal
 
-    from gpu_tui.services.jobs.tail import LogFollower
+    from gpu_tui.services.jobs.follow import LogFollower, LogUpdate
 
     inst = inst_of(sshd_instance)
     host = await connected(sshd_instance, tmp_path)
@@ -211,13 +211,17 @@ async def test_log_follow_resumes_after_a_dropped_link_without_loss_or_repeats(s
         req = await jobsvc.start_job(
             host, inst, request("i=0; while [ $i -lt 300 ]; do i=$((i+1)); echo line $i; sleep 0.01; done")
         )
-        follower = LogFollower(host, inst, req.id, offset=0, poll_seconds=0.5)
+        follower = LogFollower(host, inst, req.id, poll_seconds=0.5)
         got: list[str] = []
+        updates: list[LogUpdate] = []
 
         async def follow() -> None:
-            async for line in follower.lines(until_finished=True):
-                got.append(line)
-                if len(got) == 40:
+            dropped = False
+            async for update in follower.updates(until_finished=True):
+                updates.append(update)
+                got.extend(update.lines)
+                if len(got) >= 40 and not dropped:
+                    dropped = True
                     for pid in sshd_instance.session_pids():  # the link drops; the job lives on
                         os.kill(pid, signal.SIGKILL)
 
@@ -227,8 +231,48 @@ async def test_log_follow_resumes_after_a_dropped_link_without_loss_or_repeats(s
             raise AssertionError(f"follow hung: {len(got)} lines, offset {follower.offset}, "
                                  f"{follower.reconnects} reconnects, connected={host.connected}") from None
         assert got == [f"line {i}" for i in range(1, 301)]
+        assert updates[-1].ended and not any(u.ended for u in updates[:-1])
+        assert updates[-1].lines_seen == 300 and updates[-1].live == ()
         assert follower.reconnects >= 1
         f = await wait_job(host, inst, req.id, finished)
         assert follower.offset == f.log_bytes
     finally:
+        await host.close()
+
+
+async def test_what_the_job_writes_while_the_reader_is_busy_comes_as_one_parsed_update(
+    sshd_instance, tmp_path: Path
+) -> None:
+    """The follower reads on while its consumer is busy, and hands everything that came
+    meanwhile over as one update: the lines in order, the bar being redrawn, the numbers."""
+    from gpu_tui.services.jobs.follow import LogFollower
+
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    gates = [sshd_instance.home() / f"go{n}-{tmp_path.name}" for n in (1, 2)]
+    wait = "while [ ! -f ~/{} ]; do sleep 0.05; done; "
+    try:
+        req = await jobsvc.start_job(host, inst, request(
+            wait.format(gates[0].name) + 'echo "step 1 loss 0.501"; ' + wait.format(gates[1].name)
+            + 'i=1; while [ $i -lt 200 ]; do i=$((i+1)); echo "step $i loss 0.$((500 + i))"; done; '
+            "printf '\\r 50%%|#####     | 200/400 [00:01<00:01, 9.90it/s]'"))
+        follower = LogFollower(host, inst, req.id, poll_seconds=0.2)
+        updates = follower.updates()
+        first = await anext(updates)  # the window: the job waits for the gate, so it is empty
+        assert first.lines == () and first.live == () and first.log_bytes == 0 and first.progress is None
+        gates[0].touch()
+        assert (await anext(updates)).lines == ("step 1 loss 0.501",)
+        gates[1].touch()
+        f = await wait_job(host, inst, req.id, finished)
+        await until(lambda: follower.offset >= (f.log_bytes or 0), 30, what="every byte received")
+        rest = await anext(updates)  # all of what came while this test was busy, in one
+        await updates.aclose()
+        assert list(rest.lines) == [f"step {i} loss 0.{500 + i}" for i in range(2, 201)]
+        assert rest.live == (" 50%|#####     | 200/400 [00:01<00:01, 9.90it/s]",)
+        assert rest.last_loss == 0.7 and rest.progress is not None and rest.progress.bar_step == 200
+        assert len(rest.loss_points) == 200 and rest.loss_axis == "step" and rest.failure is None
+        assert rest.log_bytes == f.log_bytes and rest.lines_seen == 200
+    finally:
+        for gate in gates:
+            gate.unlink(missing_ok=True)
         await host.close()

@@ -15,9 +15,9 @@ from waiting import until, until_sync
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.jobs import JobRequest, new_job_id
-from gpu_tui.core.trainlog.read import lines_of, whole_lines, window_stream
+from gpu_tui.core.trainlog.read import lines_of
 from gpu_tui.services.jobs import runner as jobsvc
-from gpu_tui.services.jobs.tail import LogFollower
+from gpu_tui.services.jobs.follow import LogFollower
 
 pytestmark = pytest.mark.sshd
 
@@ -110,13 +110,17 @@ async def test_the_log_window_and_its_follow_read_gbk(sshd_instance, tmp_path: P
         assert facts.charset  # `locale charmap` where it started
         window = await jobsvc.read_log_bytes(host, inst, req.id)
         assert window.data == head[:split] and window.whole
-        stream = window_stream(whole_lines(window.data, from_start=True), charset=facts.charset)
-        stream.feed(window.data)
-        assert stream.encoding == "gb18030"  # the window is GBK: the follow is read so
+        follower = LogFollower(host, inst, req.id, charset=facts.charset, poll_seconds=0.2)
+        first = await follower.window()
+        # the window is GBK: its lines read so, and the follow goes on in it
+        assert list(first.lines) == lines_of(window.data, from_start=True, charset=facts.charset)[:-1]
+        assert first.live == ("已放",)  # the row the window ends in, its half character held back
         (sshd_instance.home() / "go").touch()
-        follower = LogFollower(host, inst, req.id, offset=window.size, poll_seconds=0.2)
-        got = [line async for line in follower.lines(until_finished=True, stream=stream)]
+        got = [line async for update in follower.updates(until_finished=True) for line in update.lines]
         assert got[-2:] == ["已放弃 (核心已转储)", "第 2 轮 loss: 0.5"]
+        # the window's lines and the follow's are the log's, none lost, none twice
+        whole_log = head + "\r\n第 2 轮 loss: 0.5\r\n".encode("gbk")
+        assert list(first.lines) + got == lines_of(whole_log, from_start=True, charset=facts.charset)
         size, text, whole = await jobsvc.read_log_window(host, inst, req.id, charset=facts.charset)
         assert whole and text.endswith("已放弃 (核心已转储)\r\n第 2 轮 loss: 0.5\r\n")
     finally:

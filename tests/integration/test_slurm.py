@@ -149,7 +149,7 @@ async def test_dashboard_gpus_come_from_inside_the_running_jobs_allocation(
     from waiting import until
 
     from gpu_tui.config.settings import InstanceConfig
-    from gpu_tui.core.jobs import JobRequest, new_job_id
+    from gpu_tui.core.jobs import JobRequest, RunAsk, new_job_id
     from gpu_tui.core.models import GpuErrorKind
     from gpu_tui.services.events import GpuErrorChanged, GpuFrameReceived
     from gpu_tui.services.jobs import runner as jobsvc
@@ -173,7 +173,7 @@ async def test_dashboard_gpus_come_from_inside_the_running_jobs_allocation(
 
         await host.connect()
         req = await jobsvc.start_job(host, cfg, JobRequest(id=new_job_id(), command="sleep 120", name="gpuwatch"),
-                                     slurm.SlurmOptions(gpus=1))
+                                     RunAsk(gpus=1))
         await until(lambda: any(isinstance(e, GpuFrameReceived) for e in events), 60, what="a frame via srun")
         # nvidia-smi runs as a step of that job (srun --overlap), not on the login node
         steps = subprocess.run(["squeue", "-s", "-h", "-o", "%i %j"], capture_output=True, text=True).stdout

@@ -1,11 +1,6 @@
-"""Detached jobs on an instance: start, list, stop, prune. The CLI and the dashboard both call these.
-
-A job survives the SSH link, the laptop and gpu-tui: it is started with `setsid nohup` through a
-small versioned runner (job-runner.sh, shipped once to `<state_dir>/bin/`), and everything about
-it lives in `<state_dir>/jobs/<id>/` (gpu_tui/core/jobs.py says what each file means). The job's
-command line reaches the instance on stdin, inside the generated `command.sh`, so quotes, `;`,
-`$()`, backticks and newlines run exactly as typed, once, and values of `--setenv` never appear
-in any process's argument list.
+"""Jobs on an instance, whoever runs them: start, list, stop, prune, read the log. The CLI and the
+dashboard both call these; what differs between gpu-tui's own runner and SLURM is the
+instance's scheduler's (sched.py), asked here, never told apart by name.
 """
 
 from __future__ import annotations
@@ -13,19 +8,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from importlib import resources
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError, RemoteError
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.jobs import (
-    JOB_ID_RE,
     JOB_MARK,
     JOB_NAME_RE,
     SETENV_KEY_RE,
     JobFacts,
     JobInfo,
     JobRequest,
+    RunAsk,
     job_state,
     new_job_id,
     parse_job_listing,
@@ -34,12 +28,15 @@ from gpu_tui.core.trainlog.decode import decode_log
 from gpu_tui.core.trainlog.read import summarize
 from gpu_tui.core.trainlog.summary import LogSummary
 from gpu_tui.remote.host import Host
-from gpu_tui.remote.quoting import fill_script, quote, remote_path, sh_c
-from gpu_tui.services.jobs import slurm
+from gpu_tui.remote.quoting import fill_script, sh_c
+from gpu_tui.services.jobs.jobdir import command_script, job_dir
+from gpu_tui.services.jobs.sched import scheduler_for
+from gpu_tui.services.jobs.sched_plain import RUNNER_VERSION
 from gpu_tui.services.statedir import shell_state_dir
 
 __all__ = [
     "RUNNER_VERSION",
+    "STOP_STEPS",
     "JobNotFound",
     "job_dir",
     "command_script",
@@ -58,50 +55,12 @@ __all__ = [
     "info_with_summary",
 ]
 
-RUNNER_VERSION = 1
-RUNNER_NAME = f"job-runner-v{RUNNER_VERSION}.sh"
 # stop: SIGINT lets training loops save a checkpoint; TERM, then KILL, if they do not exit in time
 STOP_STEPS: tuple[tuple[str, float], ...] = (("INT", 10.0), ("TERM", 5.0), ("KILL", 5.0))
 
 
 class JobNotFound(InputError):
     title = N_("no such job")
-
-
-def job_dir(inst: InstanceConfig, job_id: str) -> str:
-    if not JOB_ID_RE.match(job_id):
-        raise InputError(_("{job!r} is not a job id").format(job=job_id))
-    return f"{shell_state_dir(inst)}/jobs/{job_id}"
-
-
-def _runner_text() -> str:
-    return resources.files("gpu_tui.services.jobs").joinpath("job-runner.sh").read_text(encoding="utf-8")
-
-
-def command_script(req: JobRequest) -> str:
-    """`command.sh`: the prelude gpu-tui owns, then the user's command line exactly as typed."""
-    lines = [
-        f"# gpu-tui job {req.id}: generated; the last part is the command as typed",
-        'GPU_TUI_JOB_DIR=$(pwd); GPU_TUI_JOB_ID=' + quote(req.id) + "; export GPU_TUI_JOB_DIR GPU_TUI_JOB_ID",
-        # this shell leads the job's process group (setsid); in tmux the pane's shell does
-        "[ -f want_tmux ] || echo $$ > pid",
-        # for tmux mode, where tee hides the status (the runner reads this file then)
-        "trap 'echo $? > \"$GPU_TUI_JOB_DIR/exit_code.job\"' EXIT",
-        # python writing to a file buffers a whole block; the log tail should show lines as printed
-        'export PYTHONUNBUFFERED="${PYTHONUNBUFFERED:-1}"',
-    ]
-    # the runner starts in the job's directory; a job without a cwd runs in the home directory, as
-    # an SSH command would
-    where = remote_path(req.cwd or "~")
-    lines.append(f"cd -- {where} || {{ echo 'gpu-tui: cannot cd to the working directory' >&2; exit 126; }}")
-    for key, value in req.setenv:
-        lines.append(f"export {key}={quote(value)}")
-    if req.conda_prefix:
-        # what `conda activate` does for PATH, without needing `conda init` (FIELD_NOTES.md)
-        p = quote(req.conda_prefix)
-        lines.append(f'export PATH={p}/bin:"$PATH" CONDA_PREFIX={p} CONDA_DEFAULT_ENV={quote(req.conda_env or "")}')
-    lines.append(req.command)
-    return "\n".join(lines) + "\n"
 
 
 def validate_request(req: JobRequest) -> None:
@@ -119,96 +78,14 @@ def validate_request(req: JobRequest) -> None:
             raise InputError(_("--setenv {key}: the value contains a NUL byte").format(key=key))
 
 
-_START = r"""
-set -u
-umask 077
-state=__STATE__
-d=__DIR__
-setsid -f true >/dev/null 2>&1 ||
-  { echo "setsid -f does not work on the instance (util-linux 2.30 or newer is needed)"; exit 90; }
-if [ __HASCWD__ = 1 ] && ! [ -d __CWD__ ]; then echo "working directory __CWDTEXT__ does not exist"; exit 91; fi
-if [ "__TMUX__" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
-  echo "tmux is not installed on the instance"; exit 92
-fi
-runner="$state/bin/__RUNNER__"
-[ -f "$runner" ] || { echo "runner missing"; exit 93; }
-mkdir -p "$d" || exit 94
-IFS= read -r json
-printf '%s\n' "$json" > "$d/job.json"
-cat > "$d/command.sh"
-[ "__TMUX__" = 1 ] && : > "$d/want_tmux"
-# the job inherits this shell's locale: its charmap says how the log may be encoded (GBK...)
-cs=$(locale charmap 2>/dev/null) && [ -n "$cs" ] && printf '%s\n' "$cs" > "$d/charset"
-setsid -f nohup sh "$runner" "$d" < /dev/null > "$d/runner.log" 2>&1
-i=0
-while [ ! -s "$d/pid" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
-echo started
-"""
-
-# replaced when its text changed (a runner already running keeps reading the old file)
-_INSTALL_RUNNER = r"""
-set -e
-umask 077
-mkdir -p __STATE__/bin __STATE__/jobs
-cat > __STATE__/bin/__RUNNER__.tmp
-if cmp -s __STATE__/bin/__RUNNER__.tmp __STATE__/bin/__RUNNER__; then rm -f __STATE__/bin/__RUNNER__.tmp
-else mv -f __STATE__/bin/__RUNNER__.tmp __STATE__/bin/__RUNNER__; fi
-"""
-
-
-async def _ensure_runner(host: Host, inst: InstanceConfig) -> None:
-    state = shell_state_dir(inst)
-    res = await host.run(
-        sh_c(fill_script(_INSTALL_RUNNER, STATE=state, RUNNER=RUNNER_NAME)), stdin=_runner_text(), timeout=30
-    )
-    if not res.ok:
-        raise RemoteError(_("{name}: cannot write to state_dir {path}: {error}").format(
-            name=inst.name, path=inst.state_dir, error=(res.stderr or res.stdout).strip()[:300]))
-
-
-async def start_job(
-    host: Host, inst: InstanceConfig, req: JobRequest, slurm_opts: slurm.SlurmOptions | None = None
-) -> JobRequest:
-    """Start a detached job (on a SLURM login node: submit it); returns the request as stored
-    (with its id). InputError if refused."""
+async def start_job(host: Host, inst: InstanceConfig, req: JobRequest, ask: RunAsk | None = None) -> JobRequest:
+    """Start a detached job (on a SLURM login node: submit it) through the instance's scheduler;
+    returns the request as stored (with its id). InputError if refused. `ask`: what the run
+    asks of the scheduler, after its `prepare`."""
     if not req.id:
         req = replace(req, id=new_job_id())
     validate_request(req)
-    if inst.scheduler == "slurm":
-        return await _submit(host, inst, req, slurm_opts or slurm.options_for(inst))
-    await _ensure_runner(host, inst)
-    cwd = remote_path(req.cwd) if req.cwd else ""
-    script = fill_script(
-        _START,
-        STATE=shell_state_dir(inst),
-        DIR=job_dir(inst, req.id),
-        CWD=cwd or "/",
-        HASCWD="1" if cwd else "0",
-        CWDTEXT=quote(req.cwd or ""),
-        TMUX="1" if req.tmux else "0",
-        RUNNER=RUNNER_NAME,
-    )
-    res = await host.run(sh_c(script), stdin=req.to_json() + "\n" + command_script(req), timeout=30)
-    out = res.stdout.strip()
-    if res.exit_status in (90, 91, 92):
-        raise InputError(f"{inst.name}: {out}")
-    if not res.ok or not out.endswith("started"):
-        raise RemoteError(_("{name}: the job did not start ({error})").format(
-            name=inst.name, error=(res.stderr or out).strip()[:300]))
-    return req
-
-
-async def _submit(host: Host, inst: InstanceConfig, req: JobRequest, opts: slurm.SlurmOptions) -> JobRequest:
-    slurm.validate_options(opts)
-    if req.tmux:
-        raise InputError(_("{name}: --tmux is for jobs gpu-tui runs itself; a SLURM job runs on a compute node")
-                         .format(name=inst.name))
-    cwd = remote_path(req.cwd) if req.cwd else ""
-    script = slurm.submit_script(job_dir=job_dir(inst, req.id), cwd=cwd, has_cwd=bool(cwd),
-                                 cwd_text=req.cwd or "", job_name=req.name or req.id, opts=opts)
-    res = await host.run(sh_c(script), stdin=req.to_json() + "\n" + command_script(req), timeout=60)
-    slurm.submitted_id(res.exit_status, res.stdout + res.stderr, inst.name)
-    return req
+    return await scheduler_for(inst).start(host, inst, req, ask or RunAsk())
 
 
 _LIST = r"""
@@ -247,10 +124,7 @@ async def list_facts(host: Host, inst: InstanceConfig) -> list[JobFacts]:
     res = await host.run(sh_c(fill_script(_LIST, STATE=shell_state_dir(inst), MARK=JOB_MARK)), timeout=30)
     if not res.ok:
         raise RemoteError(_("{name}: cannot list jobs: {error}").format(name=inst.name, error=res.stderr.strip()[:300]))
-    facts = parse_job_listing(res.stdout)
-    if inst.scheduler == "slurm" or any(f.scheduler_job_id for f in facts):
-        facts = await slurm.annotate(host, facts, lambda job_id: job_dir(inst, job_id))
-    return facts
+    return await scheduler_for(inst).annotate(host, inst, parse_job_listing(res.stdout))
 
 
 async def list_jobs(
@@ -323,49 +197,12 @@ async def find_job(host: Host, inst: InstanceConfig, ref: str) -> JobFacts:
     raise JobNotFound(_("{name}: no job {job!r}; it has no jobs").format(name=inst.name, job=ref))
 
 
-_STOP = r"""
-d=__DIR__
-[ -f "$d/exit_code" ] && { echo finished; exit 0; }
-[ -f "$d/pid" ] || { echo "no pid"; exit 3; }
-read -r pid < "$d/pid"
-: > "$d/stop_requested"
-for step in __STEPS__; do
-  sig=${step%:*}; ticks=${step#*:}
-  kill -s "$sig" -- "-$pid" 2>/dev/null || kill -s "$sig" "$pid" 2>/dev/null
-  i=0
-  while [ $i -lt "$ticks" ]; do
-    [ -f "$d/exit_code" ] && { echo "stopped $sig"; exit 0; }
-    sleep 0.2; i=$((i+1))
-  done
-done
-echo "still running"
-exit 4
-"""
-
-
 async def stop_job(
     host: Host, inst: InstanceConfig, job_id: str, *, steps: tuple[tuple[str, float], ...] = STOP_STEPS
 ) -> str:
-    """SIGINT to the job's process group, then SIGTERM, then SIGKILL, each after a grace period;
-    returns how it ended (`stopped INT`, ...)."""
-    if inst.scheduler == "slurm":
-        facts = [f for f in await list_facts(host, inst) if f.id == job_id]
-        if facts and facts[0].scheduler_job_id:
-            script = slurm.stop_script(job_dir=job_dir(inst, job_id),
-                                       scheduler_job_id=facts[0].scheduler_job_id, grace_seconds=steps[0][1])
-            res = await host.run(sh_c(script), timeout=steps[0][1] + 45)
-            if not res.ok:
-                raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
-                    name=inst.name, job=job_id, error=(res.stdout or res.stderr).strip()[:300]))
-            return res.stdout.strip()
-    plan = " ".join(f"{sig}:{max(1, int(seconds / 0.2))}" for sig, seconds in steps)
-    total = sum(s for _sig, s in steps) + 15
-    res = await host.run(sh_c(fill_script(_STOP, DIR=job_dir(inst, job_id), STEPS=plan)), timeout=total)
-    out = res.stdout.strip()
-    if not res.ok:
-        raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
-            name=inst.name, job=job_id, error=out or res.stderr.strip()[:300]))
-    return out
+    """SIGINT first, then harder (the instance's scheduler says how); returns how it ended
+    (`stopped INT`, ...)."""
+    return await scheduler_for(inst).stop(host, inst, job_id, steps)
 
 
 async def prune_jobs(host: Host, inst: InstanceConfig) -> tuple[list[str], int]:

@@ -18,11 +18,12 @@ import re
 import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError, RemoteError
 from gpu_tui.core.i18n import _
-from gpu_tui.core.jobs import JobFacts
+from gpu_tui.core.jobs import JobFacts, JobRequest, RunAsk
 from gpu_tui.core.slurm import (
     ACTIVE_STATES,
     SINFO_FORMAT,
@@ -36,10 +37,11 @@ from gpu_tui.core.slurm import (
     parse_squeue,
 )
 from gpu_tui.remote.host import Host
-from gpu_tui.remote.quoting import fill_script, quote, sh_c
+from gpu_tui.remote.quoting import fill_script, quote, remote_path, sh_c
+from gpu_tui.services.jobs.jobdir import command_script, job_dir
 
 __all__ = ["gpu_scope", "options_for", "SlurmOptions", "validate_options", "submit_script", "queue", "annotate",
-           "stop_script", "nodes", "submitted_id"]
+           "stop_script", "nodes", "submitted_id", "SlurmScheduler"]
 
 _WORD = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _PARTITIONS = re.compile(r"^[A-Za-z0-9._-]{1,64}(?:,[A-Za-z0-9._-]{1,64})*$")
@@ -301,3 +303,65 @@ async def nodes(host: Host) -> list[SlurmNode]:
     if not res.ok:
         raise RemoteError(_("cannot read the SLURM nodes: {error}").format(error=(res.stderr or res.stdout)[-300:]))
     return parse_sinfo_nodes(res.stdout)
+
+
+class _Stopper(Protocol):
+    async def stop(
+        self, host: Host, inst: InstanceConfig, job_id: str, steps: tuple[tuple[str, float], ...]
+    ) -> str: ...
+
+
+class SlurmScheduler:
+    """A cluster's login node (`scheduler = "slurm"`): jobs are submitted with sbatch and run on
+    compute nodes; `detached` stops a job gpu-tui's own runner started there before the entry
+    became a login node."""
+
+    jobs_run_here = False
+
+    def __init__(self, detached: _Stopper) -> None:
+        self._detached = detached
+
+    def run_fields(self, inst: InstanceConfig) -> RunAsk | None:
+        d = inst.slurm
+        return RunAsk(gpus=d.gpus, partition=d.partition, time=d.time)
+
+    async def prepare(self, host: Host, inst: InstanceConfig, req: JobRequest, ask: RunAsk) -> JobRequest:
+        return req  # sbatch takes `ask` as its options (checked at submit)
+
+    async def start(self, host: Host, inst: InstanceConfig, req: JobRequest, ask: RunAsk) -> JobRequest:
+        opts = options_for(inst, gpus=ask.gpus, partition=ask.partition, time=ask.time)
+        validate_options(opts)
+        if req.tmux:
+            raise InputError(_("{name}: --tmux is for jobs gpu-tui runs itself; a SLURM job runs on a compute node")
+                             .format(name=inst.name))
+        cwd = remote_path(req.cwd) if req.cwd else ""
+        script = submit_script(job_dir=job_dir(inst, req.id), cwd=cwd, has_cwd=bool(cwd),
+                               cwd_text=req.cwd or "", job_name=req.name or req.id, opts=opts)
+        res = await host.run(sh_c(script), stdin=req.to_json() + "\n" + command_script(req), timeout=60)
+        submitted_id(res.exit_status, res.stdout + res.stderr, inst.name)
+        return req
+
+    async def annotate(self, host: Host, inst: InstanceConfig, facts: Sequence[JobFacts]) -> list[JobFacts]:
+        return await annotate(host, facts, lambda job_id: job_dir(inst, job_id))
+
+    async def stop(
+        self, host: Host, inst: InstanceConfig, job_id: str, steps: tuple[tuple[str, float], ...]
+    ) -> str:
+        """scancel (stop_script); a job without a SLURM id is the detached runner's."""
+        d = job_dir(inst, job_id)
+        found = await host.run(f"cat -- {d}/scheduler_job_id 2>/dev/null", timeout=30)
+        scheduler_job_id = (found.stdout.splitlines() or [""])[0].strip() if found.ok else ""
+        if not scheduler_job_id:
+            return await self._detached.stop(host, inst, job_id, steps)
+        script = stop_script(job_dir=d, scheduler_job_id=scheduler_job_id, grace_seconds=steps[0][1])
+        res = await host.run(sh_c(script), timeout=steps[0][1] + 45)
+        if not res.ok:
+            raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
+                name=inst.name, job=job_id, error=(res.stdout or res.stderr).strip()[:300]))
+        return res.stdout.strip()
+
+    def gpu_scope(self, host: Host) -> Callable[[], Awaitable[str | None]] | None:
+        return gpu_scope(host)
+
+    async def cluster_nodes(self, host: Host) -> tuple[SlurmNode, ...] | None:
+        return tuple(await nodes(host))

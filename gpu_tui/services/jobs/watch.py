@@ -21,7 +21,7 @@ from gpu_tui.core.slurm import SlurmNode
 from gpu_tui.remote.host import Host
 from gpu_tui.services.autostop import read_status
 from gpu_tui.services.jobs import runner as jobsvc
-from gpu_tui.services.jobs import slurm
+from gpu_tui.services.jobs.sched import scheduler_for
 
 __all__ = ["ClusterReceived", "AutostopReceived", "JobsReceived", "JobFinished", "JobWatcher", "JOB_POLL_SECONDS",
            "AUTOSTOP_POLL_EVERY"]
@@ -79,6 +79,7 @@ class JobWatcher:
         interval: float = JOB_POLL_SECONDS,
     ) -> None:
         self.host, self.inst = host, inst
+        self._scheduler = scheduler_for(inst)
         self._emit = emit
         self._is_online = is_online
         self._interval = interval
@@ -108,9 +109,9 @@ class JobWatcher:
     async def _slow_facts(self) -> None:
         """What changes slowly: the autostop watchdog's state, or on a login node (where gpu-tui
         shuts nothing down) the cluster's nodes."""
-        if self.inst.scheduler == "slurm":
-            nodes = await slurm.nodes(self.host)
-            self._emit(ClusterReceived(self.inst.name, tuple(nodes)))
+        nodes = await self._scheduler.cluster_nodes(self.host)
+        if nodes is not None:
+            self._emit(ClusterReceived(self.inst.name, nodes))
             return
         status = await read_status(self.host, self.inst)
         self._emit(AutostopReceived(self.inst.name, status, time.monotonic()))

@@ -11,12 +11,12 @@ from textual.notifications import SeverityLevel
 
 from gpu_tui.core.errors import GpuTuiError, InputError
 from gpu_tui.core.i18n import _
-from gpu_tui.core.jobs import JobInfo, JobRequest
+from gpu_tui.core.jobs import JobInfo, JobRequest, RunAsk
 from gpu_tui.core.text import printable
 from gpu_tui.services.conda import CondaInstall, conda_envs
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.jobs import runner as jobsvc
-from gpu_tui.services.jobs import slurm
+from gpu_tui.services.jobs.sched import scheduler_for
 from gpu_tui.ui.dashboard.context import DashboardContext
 from gpu_tui.ui.format import job_word, text_parts
 from gpu_tui.ui.screens.confirm import ConfirmScreen
@@ -75,20 +75,19 @@ def run_job(ctx: DashboardContext, view: InstanceView) -> None:
         return await conda_envs(host)
 
     async def start(req: JobRequest, asked: ClusterAsk | None) -> JobRequest:
-        opts = None
+        ask = None
         if asked is not None:
             gpus, partition, limit = asked
             if gpus and not gpus.isdigit():
                 raise InputError(_("GPUs: a whole number, e.g. 1"))
-            opts = slurm.options_for(inst, gpus=int(gpus) if gpus else None, partition=partition or None,
-                                     time=limit or None)
+            ask = RunAsk(gpus=int(gpus) if gpus else None, partition=partition or None, time=limit or None)
         opened = ctx.opened
         if opened is not None and opened.ship_notify is not None:
             try:  # the instance reports the job's end itself (issue 15); never in the job's way
                 await opened.ship_notify(host, inst)
             except GpuTuiError as exc:
                 log.info("%s: notification targets not updated: %s", inst.name, exc.english)
-        return await jobsvc.start_job(host, inst, req, opts)
+        return await jobsvc.start_job(host, inst, req, ask)
 
     def done(started: JobRequest | None) -> None:
         if started is not None:
@@ -96,8 +95,8 @@ def run_job(ctx: DashboardContext, view: InstanceView) -> None:
             ctx.notify(_("{name}: started job {job}").format(name=view.name, job=started.name or started.id),
                        markup=False)
 
-    d = inst.slurm
-    cluster = (str(d.gpus or ""), d.partition or "", d.time or "") if inst.scheduler == "slurm" else None
+    fields = scheduler_for(inst).run_fields(inst)
+    cluster = None if fields is None else (str(fields.gpus or ""), fields.partition or "", fields.time or "")
     ctx.push(RunJobScreen(view.name, inst.workdir, load, start, cluster), done)
 
 

@@ -1,18 +1,18 @@
 """`l`: one job's live log, its loss curve and progress with ETA, finish time and projected cost.
 
-The log is read once from its end (a window, however big the file), then followed by byte
-offset over the instance's connection; after a dropped link it resumes where it stopped. Bytes
-become lines in core/trainlog/stream (progress bars collapse, escapes never reach the terminal) and
-numbers in core/trainlog/summary. However fast the job writes, the screen repaints at most 4 times a
-second: lines queue up and are written in one batch.
+The screen paints what services/jobs/follow.LogFollower hands it (the window of the log's end,
+then what the job writes, followed by byte offset over the instance's connection, parsed into
+lines and numbers there, as for `gpu-tui logs -f`). The follow worker only puts updates in a
+LogInbox; however fast the job writes, the screen takes them and repaints at most 4 times a
+second, its new lines written in one batch.
 """
 
 from __future__ import annotations
 
-import asyncio
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Protocol
 
 import plotext as plt
 from rich.text import Text
@@ -25,14 +25,11 @@ from textual.widgets import Footer, Log, Select
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo
-from gpu_tui.core.trainlog.read import whole_lines, window_stream
-from gpu_tui.core.trainlog.stream import LogStream, StreamUpdate
-from gpu_tui.core.trainlog.summary import LogSummary
+from gpu_tui.core.trainlog.model import Progress
 from gpu_tui.core.units import format_bytes, format_eta_s, format_money, format_percent
 from gpu_tui.remote.host import Host
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.services.jobs import runner as jobsvc
-from gpu_tui.services.jobs.tail import LogFollower
+from gpu_tui.services.jobs.follow import LogFollower, LogInbox, LogUpdate, wait_for_link
 from gpu_tui.ui.screens.localise import translate_bindings
 from gpu_tui.ui.widgets.text_panel import TextPanel
 
@@ -40,9 +37,7 @@ __all__ = ["JobLogScreen", "progress_text"]
 
 MAX_LOG_LINES = 5000
 FLUSH_SECONDS = 0.25  # new lines reach the screen 4 times a second, however fast the job writes
-CHART_SECONDS = 2.0
-FEED_SLICE = 8192  # plotext takes tens of ms per chart: redraw the loss curve at most this often
-WINDOW_BYTES = 256 * 1024
+CHART_SECONDS = 2.0  # plotext takes tens of ms per chart: redraw the loss curve at most this often
 
 
 def job_label(job: JobInfo) -> str:
@@ -68,7 +63,20 @@ def loss_chart(points: list[tuple[float, float]], axis: str | None, *, width: in
     return Text.from_ansi(plt.build())
 
 
-def progress_text(summary: LogSummary, view: InstanceView, now: float, currency: str, running: bool) -> Text:
+class LogReading(Protocol):
+    """What the head reads off a log: a LogUpdate, or a whole log's LogSummary."""
+
+    @property
+    def progress(self) -> Progress | None: ...
+    @property
+    def last_loss(self) -> float | None: ...
+    @property
+    def metrics(self) -> Mapping[str, float]: ...
+    @property
+    def failure(self) -> str | None: ...
+
+
+def progress_text(summary: LogReading, view: InstanceView, now: float, currency: str, running: bool) -> Text:
     """`45% of the run · epoch 3/10 · 450/1000 · ETA 12m05s → done 14:32 · ¥12.34 by then (+¥0.40)` and
     the last loss. Percent, ETA, finish time and cost are the run's where the log says how long
     the run is (core/trainlog/progress), else the bar's."""
@@ -140,16 +148,14 @@ class JobLogScreen(Screen[None]):
         self._on_stop = on_stop
         self._was_running: bool | None = None
         self._currency, self._clock = currency, clock
-        self._pending: list[str] = []
+        self._inbox = LogInbox(MAX_LOG_LINES)  # what the follow worker hands over, taken by _flush
+        self._note: tuple[str, ...] | None = None  # why the log cannot be read (set by the worker)
+        self._reading: LogUpdate | None = None  # the latest update painted
         self._live: tuple[str, ...] = ()
-        self._summary = LogSummary()
         self._points_drawn = -1
         self._shown: tuple[Text, tuple[str, ...]] | None = None
         self._stick = True  # the first batch (the log's window) always ends at the bottom
-        self._stream: LogStream | None = None
-        self._live_parsed = True
         self._chart_at = 0.0
-        self._window_start = 0  # byte offset where the shown part of the log starts
         self._log_scale = False
 
     @property
@@ -194,47 +200,19 @@ class JobLogScreen(Screen[None]):
             self.query_one(Log).clear()
             self.follow(job)
 
-    async def _wait_connected(self) -> None:
-        # the dashboard's monitor owns reconnecting; the tail only waits for it
-        while not self._host.connected:
-            await asyncio.sleep(0.5)
-
     @work(exclusive=True, group="follow", exit_on_error=False)
     async def follow(self, job: JobInfo) -> None:
-        self._pending, self._live, self._summary, self._points_drawn = [], (), LogSummary(), -1
+        # the worker only hands updates over; _flush paints them
+        self._inbox, self._note, self._reading, self._live = LogInbox(MAX_LOG_LINES), None, None, ()
+        self._points_drawn = -1
+        # the dashboard's monitor owns reconnecting; the follow only waits for it
+        follower = LogFollower(self._host, self._view.config, job.id, charset=job.facts.charset,
+                               max_lines=MAX_LOG_LINES, reconnect=wait_for_link(self._host))
         try:
-            await self._follow(job)
+            async for update in follower.updates():
+                self._inbox.put(update)
         except GpuTuiError as exc:
-            self._live = (_("cannot read this job's log: {error}").format(error=exc.line()),)
-
-    async def _follow(self, job: JobInfo) -> None:
-        inst = self._view.config
-        await self._wait_connected()
-        window = await jobsvc.read_log_bytes(self._host, inst, job.id, WINDOW_BYTES)
-        data = whole_lines(window.data, from_start=window.whole)
-        self._window_start = window.size - len(data)
-        # the window's bytes decide the log's encoding (GBK...); the follow goes on in it
-        stream = self._stream = window_stream(data, charset=job.facts.charset, max_lines=MAX_LOG_LINES)
-        self._take(stream.feed(data))
-        follower = LogFollower(self._host, inst, job.id, offset=window.size, reconnect=self._wait_connected)
-        async for chunk in follower.chunks():
-            # a 64 KiB read of a firehose is ~10 ms of parsing: in slices, so keys never wait that long
-            for i in range(0, len(chunk), FEED_SLICE):
-                self._take(stream.feed(chunk[i : i + FEED_SLICE]))
-                await asyncio.sleep(0)
-
-    def _take(self, update: StreamUpdate) -> None:
-        # Only finished lines are parsed here; a bar redrawn 10,000 times a second is read once
-        # per repaint, from the live rows (_flush), not once per state.
-        summary = self._summary
-        for event in update.events:
-            if event.final:
-                summary.add_line(event.text)
-        self._pending.extend(update.lines)
-        self._live = update.live
-        self._live_parsed = False
-        if len(self._pending) > MAX_LOG_LINES:  # the screen keeps only this many anyway
-            del self._pending[: len(self._pending) - MAX_LOG_LINES]
+            self._note = (_("cannot read this job's log: {error}").format(error=exc.line()),)
 
     def _to_end(self, y_then: float) -> None:
         """Follow the log's end, unless the reader scrolled up since the lines came (a `home`
@@ -244,8 +222,13 @@ class JobLogScreen(Screen[None]):
             log.scroll_end(animate=False, immediate=True, x_axis=False)
 
     def _flush(self) -> None:
-        if self._pending:
-            lines, self._pending = self._pending, []
+        update = self._inbox.take()
+        if update is not None:
+            self._reading, self._live = update, update.live
+        if self._note is not None:
+            self._live = self._note
+        if update is not None and update.lines:
+            lines = list(update.lines)
             log = self.query_one(Log)
             # stick to the end unless the reader scrolled up to look at something
             follow = log.is_vertical_scroll_end or log.line_count == 0 or self._stick
@@ -254,9 +237,6 @@ class JobLogScreen(Screen[None]):
                 # after the next layout: the first batch can arrive before the Log has a size
                 self.call_after_refresh(self._to_end, log.scroll_y)
             self._stick = self._stick and log.size.height == 0
-        if not self._live_parsed:
-            self._live_parsed = True
-            self._summary.set_live(self._live)
         running = self._current_state() == "running"
         if running != self._was_running:  # the footer's `x` is for a running job only
             self._was_running = running
@@ -266,7 +246,8 @@ class JobLogScreen(Screen[None]):
             self._shown = (head, self._live)
             self.query_one("#head", TextPanel).set_text(head)
             self.query_one("#live", TextPanel).set_text(Text("\n".join(self._live)))
-        points = self._summary.loss_points
+        reading = self._reading
+        points = reading.loss_points if reading is not None else ()
         now = time.monotonic()
         if len(points) != self._points_drawn and len(points) >= 2 and now - self._chart_at >= CHART_SECONDS:
             self._chart_at = now
@@ -274,7 +255,8 @@ class JobLogScreen(Screen[None]):
             width = max(40, self.size.width - 4)
             height = max(4, min(10, (self.size.height - 16) // 2))  # the log keeps most of the screen
             self.query_one("#chart", TextPanel).set_text(
-                loss_chart(points, self._summary.loss_axis, width=width, height=height, log=self._log_scale)
+                loss_chart(list(points), reading.loss_axis if reading is not None else None, width=width,
+                           height=height, log=self._log_scale)
             )
 
     def _current_state(self) -> str:
@@ -292,14 +274,15 @@ class JobLogScreen(Screen[None]):
             t.append(f"  {j.name}", style="bold cyan")
         state = self._current_state()
         t.append(f"  {_(state)}", style={"running": "green", "failed": "bold red", "stopped": "yellow"}.get(state, ""))
-        if self._stream is not None:
+        reading = self._reading
+        if reading is not None:
             # lines read since the screen opened (the window plus what followed), and the log's size
-            size = self._window_start + self._stream.bytes_fed
-            n = self._stream.lines_seen
+            size, n = reading.log_bytes, reading.lines_seen
             lines = ngettext("{n:,} line, {size}", "{n:,} lines, {size}", n).format(n=n, size=format_bytes(size))
             t.append(f"  {lines}", style="dim")
         cmd = str(j.facts.request.get("command") or "").replace("\n", " ; ")
         t.append(f"\n$ {cmd[:200]}", style="dim")
         t.append("\n")
-        t.append_text(progress_text(self._summary, v, self._clock(), self._currency, running))
+        if reading is not None:
+            t.append_text(progress_text(reading, v, self._clock(), self._currency, running))
         return t
