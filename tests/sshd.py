@@ -89,9 +89,6 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import fcntl
-import functools
-import importlib.machinery
-import importlib.util
 import os
 import pwd
 import secrets
@@ -108,6 +105,7 @@ from typing import Any
 
 import asyncssh
 
+from gpu_tui.demo.sim import conda as simconda
 from gpu_tui.demo.sim import nvsmi
 
 SSHD = "/usr/sbin/sshd"
@@ -239,18 +237,9 @@ def resolve_capture(name: str | None) -> str:
     return hits[0]
 
 
-@functools.cache
-def _load_fake(file: str, module_name: str) -> Any:
-    loader = importlib.machinery.SourceFileLoader(module_name, str(FAKES_DIR / file))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
 def fake_conda_module() -> Any:
-    """tests/fakes/conda loaded as a module (make_prefix, read_packages, parse_spec, ...)."""
-    return _load_fake("conda", "gpu_tui_fake_conda")
+    """The fake conda's code, gpu_tui/demo/sim/conda.py (make_prefix, read_packages, ...)."""
+    return simconda
 
 
 def capture_query_gpu(capture: str | None = None) -> dict[str, tuple[str, str]]:
@@ -1159,7 +1148,8 @@ class SshdInstance:
         python = fake_python()
         for d in ("bin", "condabin", "envs", "pkgs", "etc/profile.d"):
             (root / d).mkdir(parents=True)
-        install_fake(FAKES_DIR / "conda", conda, {"_BAKED_STATE_DIR": str(self.conda_state_dir)})
+        install_fake(FAKES_DIR / "conda", conda,
+                     {"_BAKED_STATE_DIR": str(self.conda_state_dir), "_BAKED_LIB_DIR": str(self.dir / "lib")})
         os.symlink("../bin/conda", root / "condabin" / "conda")
         base = [f"python={fake.BASE_PYTHON}", f"conda={CONDA_VERSION}", "requests"]
         fake.make_prefix(str(root), base, argv=["install", "-y"] + base, python=python, conda_exe=str(conda))
