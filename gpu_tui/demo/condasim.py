@@ -40,6 +40,7 @@ from gpu_tui.demo.condacatalog import (
 from gpu_tui.demo.condaops import CondaOperations, Env
 from gpu_tui.demo.condaoutput import CondaOp
 from gpu_tui.demo.program import Program
+from gpu_tui.demo.sim import condatext
 
 __all__ = [
     "CondaSim",
@@ -188,12 +189,8 @@ class CondaSim(CondaOperations):
         prefixes = self.prefixes()
         if json_out:
             return Program(stdout=json.dumps({"envs": prefixes}, indent=2) + "\n")
-        rows = [("base", CONDA_ROOT)] + [(p.rsplit("/", 1)[-1], p) for p in prefixes[1:]]
-        width = max(len(n) for n, _ in rows) + 2
-        text = "# conda environments:\n#\n" + "".join(
-            f"{n:<{width}}{'*' if p == CONDA_ROOT else ' '}  {p}\n" for n, p in rows
-        )
-        return Program(stdout=text + "\n")
+        rows = [("base", True, CONDA_ROOT)] + [(p.rsplit("/", 1)[-1], False, p) for p in prefixes[1:]]
+        return Program(stdout=condatext.env_list(rows))
 
 
 def _parse(args: list[str]) -> tuple[set[str], dict[str, str], list[str]]:
