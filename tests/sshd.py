@@ -24,8 +24,8 @@ Layout of a session root (``SshdSession.root``, a 0755 dir under /tmp)::
         home/<user>/miniconda3/       fake conda install of that user (conda_root(user));
                                       set_conda() moves it to ~/anaconda3 or ~/miniforge3 or
                                       removes it:
-            bin/conda                 the fake (tests/fakes/conda; absolute interpreter, state
-                                      dir baked in; its root prefix is where it lies)
+            bin/conda                 the fake (tests/fakes/conda, running lib/sim/conda.py; absolute
+                                      interpreter, state dir baked in; its root prefix is where it lies)
             bin/python, bin/python3   symlinks to the fakes' interpreter (fake_python())
             bin/activate  etc/profile.d/conda.sh  condabin/conda   for ``source .../activate ENV``
             conda-meta/history        makes a dir an environment (real conda checks it too)
