@@ -105,7 +105,7 @@ from typing import Any
 
 import asyncssh
 
-from gpu_tui.demo.sim import conda as simconda
+from gpu_tui.demo.sim import condastate as simconda
 from gpu_tui.demo.sim import nvsmi
 
 SSHD = "/usr/sbin/sshd"
@@ -238,7 +238,7 @@ def resolve_capture(name: str | None) -> str:
 
 
 def fake_conda_module() -> Any:
-    """The fake conda's code, gpu_tui/demo/sim/conda.py (make_prefix, read_packages, ...)."""
+    """The fake conda's install on disk, gpu_tui/demo/sim/condastate.py (make_prefix, read_packages, ...)."""
     return simconda
 
 

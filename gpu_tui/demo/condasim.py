@@ -40,7 +40,7 @@ from gpu_tui.demo.condacatalog import (
 from gpu_tui.demo.condaops import CondaOperations, Env
 from gpu_tui.demo.condaoutput import CondaOp
 from gpu_tui.demo.program import Program
-from gpu_tui.demo.sim import conda as simconda
+from gpu_tui.demo.sim import condastate as simconda
 from gpu_tui.demo.sim import condatext
 
 __all__ = [
