@@ -24,8 +24,8 @@ Layout of a session root (``SshdSession.root``, a 0755 dir under /tmp)::
         home/<user>/miniconda3/       fake conda install of that user (conda_root(user));
                                       set_conda() moves it to ~/anaconda3 or ~/miniforge3 or
                                       removes it:
-            bin/conda                 the fake (tests/fakes/conda; absolute interpreter, state
-                                      dir baked in; its root prefix is where it lies)
+            bin/conda                 the fake (tests/fakes/conda, running lib/sim/conda.py; absolute
+                                      interpreter, state dir baked in; its root prefix is where it lies)
             bin/python, bin/python3   symlinks to the fakes' interpreter (fake_python())
             bin/activate  etc/profile.d/conda.sh  condabin/conda   for ``source .../activate ENV``
             conda-meta/history        makes a dir an environment (real conda checks it too)
@@ -89,9 +89,6 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import fcntl
-import functools
-import importlib.machinery
-import importlib.util
 import os
 import pwd
 import secrets
@@ -108,6 +105,7 @@ from typing import Any
 
 import asyncssh
 
+from gpu_tui.demo.sim import condastate as simconda
 from gpu_tui.demo.sim import nvsmi
 
 SSHD = "/usr/sbin/sshd"
@@ -239,18 +237,9 @@ def resolve_capture(name: str | None) -> str:
     return hits[0]
 
 
-@functools.cache
-def _load_fake(file: str, module_name: str) -> Any:
-    loader = importlib.machinery.SourceFileLoader(module_name, str(FAKES_DIR / file))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
 def fake_conda_module() -> Any:
-    """tests/fakes/conda loaded as a module (make_prefix, read_packages, parse_spec, ...)."""
-    return _load_fake("conda", "gpu_tui_fake_conda")
+    """The fake conda's install on disk, gpu_tui/demo/sim/condastate.py (make_prefix, read_packages, ...)."""
+    return simconda
 
 
 def capture_query_gpu(capture: str | None = None) -> dict[str, tuple[str, str]]:
@@ -1159,7 +1148,8 @@ class SshdInstance:
         python = fake_python()
         for d in ("bin", "condabin", "envs", "pkgs", "etc/profile.d"):
             (root / d).mkdir(parents=True)
-        install_fake(FAKES_DIR / "conda", conda, {"_BAKED_STATE_DIR": str(self.conda_state_dir)})
+        install_fake(FAKES_DIR / "conda", conda,
+                     {"_BAKED_STATE_DIR": str(self.conda_state_dir), "_BAKED_LIB_DIR": str(self.dir / "lib")})
         os.symlink("../bin/conda", root / "condabin" / "conda")
         base = [f"python={fake.BASE_PYTHON}", f"conda={CONDA_VERSION}", "requests"]
         fake.make_prefix(str(root), base, argv=["install", "-y"] + base, python=python, conda_exe=str(conda))

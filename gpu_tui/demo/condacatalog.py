@@ -16,6 +16,8 @@ import re
 import zlib
 from dataclasses import dataclass
 
+from gpu_tui.demo.sim import condatext
+
 __all__ = [
     "CONDA_ROOT",
     "CONDA_EXE",
@@ -40,14 +42,11 @@ __all__ = [
 
 CONDA_ROOT = "/root/miniconda3"
 CONDA_EXE = CONDA_ROOT + "/bin/conda"
-CONDA_VERSION = "24.9.2"
+CONDA_VERSION = condatext.VERSION
 
 KIB_PER_GIB = 1024 * 1024  # 1 GiB, in KiB (sizes here are du -k figures)
 KIB_PER_MIB = 1024  # 1 MiB, in KiB
-_PYTHONS = {
-    "2.7": "2.7.18", "3.6": "3.6.13", "3.7": "3.7.16", "3.8": "3.8.20", "3.9": "3.9.20",
-    "3.10": "3.10.15", "3.11": "3.11.10", "3.12": "3.12.7", "3.13": "3.13.0",
-}
+_PYTHONS = condatext.PYTHONS
 _PYTHON_BUILDS = {"3.11.10": "he870216_0", "3.12.7": "h5148396_0", "3.10.15": "he870216_1", "3.9.20": "he870216_1"}
 
 

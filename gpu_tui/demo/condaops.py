@@ -43,16 +43,12 @@ from gpu_tui.demo.condaoutput import (
     write_not_found,
     write_transaction,
 )
+from gpu_tui.demo.sim import condatext as ct
 
 __all__ = ["CondaOperations", "Env"]
 
 _NEW_ENV_KIB = 120 * KIB_PER_MIB
 _MAX_OPS = 200  # ended operations kept for `kill -0` (the oldest are forgotten)
-_INIT_FILES = (
-    "condabin/conda", "bin/conda", "bin/conda-env", "bin/activate", "bin/deactivate", "etc/profile.d/conda.sh",
-    "etc/fish/conf.d/conda.fish", "shell/condabin/Conda.psm1", "shell/condabin/conda-hook.ps1",
-    "lib/python3.12/site-packages/xontrib/conda.xsh", "etc/profile.d/conda.csh",
-)
 
 
 @dataclass(slots=True)
@@ -118,22 +114,19 @@ class CondaOperations:
         self.ops[pid] = op
         return op
 
-    def _fail_now(self, text: str, pid: int, fraction: float = 0.08) -> CondaOp:
-        tl = Timeline(self.seconds * fraction)
-        tl.at(1.0, text)
+    def _fail_now(self, name: str, message: str, pid: int) -> CondaOp:
+        """conda's exception `name` (its `message`), printed at once."""
+        tl = Timeline(self.seconds * 0.08)
+        tl.at(1.0, ct.error(name, message))
         return self._start(tl, 1, None, pid=pid)
 
     def _create(self, name: str | None, specs: list[str], pid: int) -> CondaOp:
         if not name:
-            return self._fail_now(
-                '\nCondaValueError: either -n NAME or -p PREFIX option required,\n'
-                'try "conda create -h" for more details\n\n',
-                pid,
-            )
+            return self._fail_now("CondaValueError", ct.need_target("create"), pid)
         prefix = f"{CONDA_ROOT}/envs/{name}"
         tl = Timeline(self.seconds)
         if name in ("base", "root"):
-            return self._fail_now("\nCondaValueError: The target prefix is the base prefix. Aborting.\n\n", pid)
+            return self._fail_now("CondaValueError", ct.BASE_TARGET, pid)
         python: str | None = None
         wanted: list[tuple[Pkg, str]] = []
         missing = []
@@ -165,15 +158,10 @@ class CondaOperations:
             py_pkgs += [(CATALOG[n], CATALOG[n].version) for n in ("pip", "setuptools", "wheel")]
         extra = [(p, p.version) for p in closure([p for p, _ in wanted]) if p.name not in {w.name for w, _ in wanted}]
         downloads = py_pkgs + wanted + extra
-        tl.at(0.3, "Solving environment: done\n")
+        tl.at(0.3, ct.SOLVED)
         tl.at(0.32, package_plan(prefix, specs, base_libs + downloads, py_minor, downloads=downloads))
         write_transaction(tl, downloads, py_minor, 0.36, 0.86)
-        tl.at(
-            1.0,
-            "Executing transaction: done\n#\n# To activate this environment, use\n#\n"
-            f"#     $ conda activate {name}\n#\n"
-            "# To deactivate an active environment, use\n#\n#     $ conda deactivate\n\n",
-        )
+        tl.at(1.0, ct.EXECUTED + ct.activate_hint(name))
 
         def created() -> None:
             size_kib = int(_NEW_ENV_KIB * self.rng.uniform(0.97, 1.03)) if python else 4 * KIB_PER_MIB
@@ -187,35 +175,25 @@ class CondaOperations:
 
     def _remove(self, name: str | None, pid: int) -> CondaOp:
         if not name:
-            return self._fail_now(
-                '\nCondaValueError: either -n NAME or -p PREFIX option required,\n'
-                'try "conda remove -h" for more details\n\n',
-                pid,
-            )
+            return self._fail_now("CondaValueError", ct.need_target("remove"), pid)
         if name in ("base", "root"):
-            return self._fail_now(
-                "\nCondaEnvironmentError: cannot remove root environment, add -n NAME or -p PREFIX option\n\n", pid
-            )
+            return self._fail_now("CondaEnvironmentError", ct.REMOVE_ROOT, pid)
         env = self.envs.get(name)
         if env is None:
-            return self._fail_now(
-                f"\nEnvironmentLocationNotFound: Not a conda environment: {CONDA_ROOT}/envs/{name}\n\n", pid
-            )
+            return self._fail_now("EnvironmentLocationNotFound", ct.not_an_env(f"{CONDA_ROOT}/envs/{name}"), pid)
         tl = Timeline(self.seconds * 0.6)
         tl.at(0.0, f"\nRemove all packages in environment {env.prefix}:\n\n")
         dists = [(Pkg(n, v, 0.0, 0.0, "c", ()), v) for n, v, _ in BASE_LIBS]
         if env.python:
             dists.append((Pkg("python", env.python, 0.0, 0.0, "c", ()), env.python))
         dists += [(CATALOG.get(n) or Pkg(n, v, 0.0, 0.0, "py", ()), v) for n, v in env.packages.items()]
-        removed = "".join(
-            f"  {p.name}-{v}-{build_string(p, v, env.py_minor)}\n" for p, v in sorted(dists, key=lambda d: d[0].name)
-        )
-        tl.at(0.15, f"\n## Package Plan ##\n\n  environment location: {env.prefix}\n\n\n"
-              f"The following packages will be REMOVED:\n\n{removed}\n\n")
-        tl.at(0.3, "Downloading and Extracting Packages:\n\n")
-        tl.at(0.5, "Preparing transaction: done\n")
-        tl.at(0.65, "Verifying transaction: done\n")
-        tl.at(1.0, "Executing transaction: done\n")
+        dists.sort(key=lambda d: d[0].name)
+        removed = [f"  {p.name}-{v}-{build_string(p, v, env.py_minor)}" for p, v in dists]
+        tl.at(0.15, ct.plan(env.prefix, [], [("packages will be REMOVED", removed)]))
+        tl.at(0.3, ct.EXTRACTING + "\n")
+        tl.at(0.5, ct.PREPARED)
+        tl.at(0.65, ct.VERIFIED)
+        tl.at(1.0, ct.EXECUTED)
 
         def removed_env() -> None:
             if self.envs.get(name) is env:
@@ -226,13 +204,9 @@ class CondaOperations:
     def _conda_install(self, name: str | None, specs: list[str], pid: int) -> CondaOp:
         env = self.envs.get(name or "base")
         if env is None:
-            return self._fail_now(
-                f"\nEnvironmentLocationNotFound: Not a conda environment: {CONDA_ROOT}/envs/{name}\n\n", pid
-            )
+            return self._fail_now("EnvironmentLocationNotFound", ct.not_an_env(f"{CONDA_ROOT}/envs/{name}"), pid)
         if not specs:
-            return self._fail_now(
-                "\nCondaValueError: too few arguments, must supply command line package specs or --file\n\n", pid
-            )
+            return self._fail_now("CondaValueError", ct.NO_SPECS, pid)
         tl = Timeline(self.seconds * 0.85)
         write_channels(tl, solve_until=0.35)
         wanted: list[tuple[Pkg, str]] = []
@@ -252,15 +226,15 @@ class CondaOperations:
             return self._start(tl, 1, None, pid=pid)
         if not wanted:
             tl.duration = self.seconds * 0.4
-            tl.at(1.0, "Solving environment: done\n\n# All requested packages already installed.\n\n")
+            tl.at(1.0, ct.SOLVED + ct.ALREADY_INSTALLED)
             return self._start(tl, 0, None, pid=pid)
         present = set(env.packages) | {w.name for w, _ in wanted}
         extra = [(p, p.version) for p in closure([p for p, _ in wanted]) if p.name not in present]
         downloads = wanted + extra
-        tl.at(0.35, "Solving environment: done\n")
+        tl.at(0.35, ct.SOLVED)
         tl.at(0.37, package_plan(env.prefix, specs, downloads, env.py_minor, downloads=downloads))
         write_transaction(tl, downloads, env.py_minor, 0.4, 0.86)
-        tl.at(1.0, "Executing transaction: done\n")
+        tl.at(1.0, ct.EXECUTED)
 
         def installed() -> None:
             env.add([p for p, _ in downloads], {p.name: v for p, v in wanted})
@@ -353,23 +327,13 @@ class CondaOperations:
 
     def _init(self, shells: list[str], reverse: bool, pid: int) -> CondaOp:
         tl = Timeline(self.seconds * 0.15)
-        lines = [f"{'no change':<14}{CONDA_ROOT}/{rel}\n" for rel in _INIT_FILES]
-        changed = False
-        for shell in shells:
-            if shell not in ("bash", "zsh"):
-                continue
-            rc = f"/root/.{shell}rc"
-            if shell == "bash" and self.initialized != (not reverse):
-                changed = True
-                lines.append(f"{'modified':<14}{rc}\n")
-            else:
-                lines.append(f"{'no change':<14}{rc}\n")
+        # only ~/.bashrc holds the block (as envprobe reports): it changes when `reverse` is what is there
+        rcs = [(f"/root/.{s}rc", s == "bash" and self.initialized == reverse) for s in shells if s in ("bash", "zsh")]
+        changed = any(c for _, c in rcs)
+        *lines, tail = ct.init_report(CONDA_ROOT, rcs)
         for j, line in enumerate(lines):
             tl.at(0.9 * (j + 1) / len(lines), line)
-        if changed:
-            tl.at(1.0, "\n==> For changes to take effect, close and re-open your current shell. <==\n\n")
-        else:
-            tl.at(1.0, "No action taken.\n")
+        tl.at(1.0, tail)
 
         def done() -> None:
             if changed:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gpu_tui.demo.condacatalog import Pkg, build_string, conda_size
+from gpu_tui.demo.sim import condatext as ct
 
 __all__ = [
     "CondaOp",
@@ -26,20 +27,13 @@ __all__ = [
     "write_transaction",
 ]
 
-_PLATFORM = "linux-64"
-_CHANNEL_URLS = (
-    "https://repo.anaconda.com/pkgs/main/linux-64",
-    "https://repo.anaconda.com/pkgs/main/noarch",
-    "https://repo.anaconda.com/pkgs/r/linux-64",
-    "https://repo.anaconda.com/pkgs/r/noarch",
-)
 PIP_ROOT_WARNING = (
     "WARNING: Running pip as the 'root' user can result in broken permissions and conflicting behaviour "
     "with the system package manager, possibly rendering your system unusable. It is recommended to use a "
     "virtual environment instead: https://pip.pypa.io/warnings/venv. Use the --root-user-action option if "
     "you know what you are doing and want to suppress this warning.\n"
 )
-CONDA_TAILS = {s: f"\nCondaSignalInterrupt: Signal interrupt SIG{n}\n\n" for n, s in (("INT", 2), ("TERM", 15))}
+CONDA_TAILS = ct.SIGNAL_TAILS
 PIP_TAILS = {2: "ERROR: Operation cancelled by user\n"}
 """What conda and pip print when a signal stops them, by signal number."""
 
@@ -127,52 +121,33 @@ class Timeline:
 
 def write_channels(tl: Timeline, *, solve_until: float) -> None:
     """conda's first lines: the channels, the platform, the metadata fetched."""
-    tl.at(0.0, f"Channels:\n - defaults\nPlatform: {_PLATFORM}\n")
-    tl.at(solve_until * 0.6, "Collecting package metadata (repodata.json): done\n")
+    tl.at(0.0, ct.channels(["defaults"]))
+    tl.at(solve_until * 0.6, ct.METADATA)
 
 
 def write_not_found(tl: Timeline, missing: list[str]) -> None:
     """The end of a solve that found no `missing` package on any channel."""
-    tl.at(
-        1.0,
-        "Solving environment: failed\n\n"
-        "PackagesNotFoundError: The following packages are not available from current channels:\n\n"
-        + "".join(f"  - {m}\n" for m in missing)
-        + "\nCurrent channels:\n\n"
-        + "".join(f"  - {c}\n" for c in _CHANNEL_URLS)
-        + "\nTo search for alternate channels that may provide the conda package you're\n"
-        "looking for, navigate to\n\n    https://anaconda.org\n\nand use the search bar at the top of the page.\n\n\n",
-    )
+    message = ct.not_found(missing, ct.CHANNEL_URLS)
+    tl.at(1.0, "Solving environment: failed\n" + ct.error("PackagesNotFoundError", message))
 
 
 def package_plan(
     prefix: str, specs: list[str], dists: list[tuple[Pkg, str]], py: str | None, *, downloads: list[tuple[Pkg, str]]
 ) -> str:
-    """conda's `## Package Plan ##`: the specs asked for, the downloads, the new packages."""
-    lines = ["", "## Package Plan ##", "", f"  environment location: {prefix}", ""]
-    if specs:
-        lines += ["  added / updated specs:"] + [f"    - {s}" for s in specs] + ["", ""]
-    if downloads:
-        lines += ["The following packages will be downloaded:", ""]
-        lines += ["    " + "package".ljust(27) + "|" + "build".rjust(17), "    " + "-" * 27 + "|" + "-" * 17]
-        total = 0.0
-        for pkg, version in downloads:
-            spec = pkg.name + "-" + version
-            lines.append(f"    {spec:<27}|{build_string(pkg, version, py):>17}{conda_size(pkg.wheel_mb):>15}")
-            total += pkg.wheel_mb
-        lines += ["    " + "-" * 60, " " * 43 + "Total:" + f"{conda_size(total):>15}", ""]
-    if dists:
-        lines += ["The following NEW packages will be INSTALLED:", ""]
-        for pkg, version in sorted(dists, key=lambda d: d[0].name):
-            sub = "noarch" if pkg.name == "tzdata" else _PLATFORM
-            lines.append(f"  {pkg.name:<18} pkgs/main/{sub}::{pkg.name}-{version}-{build_string(pkg, version, py)} ")
-        lines += ["", ""]
-    return "\n".join(lines) + "\n"
+    """conda's `## Package Plan ##` (sim/condatext.py's): the specs asked for, the downloads, the new packages."""
+    table = [(p.name + "-" + v, build_string(p, v, py), conda_size(p.wheel_mb)) for p, v in downloads]
+    new = [
+        f"  {p.name:<18} pkgs/main/{'noarch' if p.name == 'tzdata' else ct.PLATFORM}::"
+        f"{p.name}-{v}-{build_string(p, v, py)} "
+        for p, v in sorted(dists, key=lambda d: d[0].name)
+    ]
+    total = conda_size(sum(p.wheel_mb for p, _ in downloads))
+    return ct.plan(prefix, specs, [("NEW packages will be INSTALLED", new)], (table, total) if downloads else None)
 
 
 def write_transaction(tl: Timeline, downloads: list[tuple[Pkg, str]], py: str | None, start: float, end: float) -> None:
     """The downloads' lines between `start` and `end` (fractions), then the transaction's."""
-    tl.at(start, "Downloading and Extracting Packages:\n")
+    tl.at(start, ct.EXTRACTING)
     total = sum(p.wheel_mb for p, _ in downloads) or 1.0
     done = 0.0
     for pkg, version in downloads:
@@ -181,5 +156,5 @@ def write_transaction(tl: Timeline, downloads: list[tuple[Pkg, str]], py: str | 
         line = f"{spec:<20} | {conda_size(pkg.wheel_mb):<9} | {'#' * 10} | 100% \n"
         tl.at(start + (end - start) * done / total, line)
     tl.at(end, "\n")
-    tl.at(end + (1 - end) * 0.3, "Preparing transaction: done\n")
-    tl.at(end + (1 - end) * 0.6, "Verifying transaction: done\n")
+    tl.at(end + (1 - end) * 0.3, ct.PREPARED)
+    tl.at(end + (1 - end) * 0.6, ct.VERIFIED)

@@ -40,6 +40,8 @@ from gpu_tui.demo.condacatalog import (
 from gpu_tui.demo.condaops import CondaOperations, Env
 from gpu_tui.demo.condaoutput import CondaOp
 from gpu_tui.demo.program import Program
+from gpu_tui.demo.sim import condastate as simconda
+from gpu_tui.demo.sim import condatext
 
 __all__ = [
     "CondaSim",
@@ -65,9 +67,7 @@ START_ENVS = (
     ("py311", "3.11.10", 180 * KIB_PER_MIB),
 )
 """The envs when the fleet starts: name, python, size in KiB (base without envs/ and pkgs/)."""
-_FLAGS = {"-y": "yes", "--yes": "yes", "-q": "quiet", "--quiet": "quiet", "--json": "json", "-d": "dry_run",
-          "--dry-run": "dry_run", "--all": "all", "--reverse": "reverse", "-v": "verbose", "--verbose": "verbose"}
-_OPTS = {"-n": "name", "--name": "name", "-p": "prefix", "--prefix": "prefix", "-c": "channel", "--channel": "channel"}
+_FLAGS = {"--all": "all", "--reverse": "reverse"}
 
 
 class CondaSim(CondaOperations):
@@ -171,48 +171,30 @@ class CondaSim(CondaOperations):
             return None, Program(stdout=f"conda {CONDA_VERSION}\n")
         if args[:2] == ["env", "list"] or args[:2] == ["info", "--envs"] or args[:2] == ["info", "-e"]:
             return None, self._env_list(json_out="--json" in args[2:])
-        flags, opts, pos = _parse(args[2:] if args[:2] == ["env", "remove"] else args[1:])
+        if "-h" in args or "--help" in args:
+            return None, _not_simulated(args)
+        try:  # the sshd tier's conda parser (it prints nothing itself but for -h)
+            opts, pos = simconda.parse(args[2:] if args[:2] == ["env", "remove"] else args[1:], "", flags=_FLAGS)
+        except simconda.Usage as e:
+            return None, Program(stderr=f"usage: conda {args[0]} ...\nconda: error: {e}\n", status=2)
         if args[:1] == ["create"]:
             return self._create(opts.get("name"), pos, pid), None
-        if args[:2] == ["env", "remove"] or (args[:1] == ["remove"] and "all" in flags):
+        if args[:2] == ["env", "remove"] or (args[:1] == ["remove"] and opts.get("all")):
             return self._remove(opts.get("name"), pid), None
         if args[:1] == ["install"]:
             return self._conda_install(opts.get("name"), pos, pid), None
         if args[:1] == ["init"]:
-            return self._init(pos or ["bash"], "reverse" in flags, pid), None
-        return None, Program(
-            stderr=f"conda (gpu-tui demo): `conda {' '.join(args)}` is not simulated; try `conda env list`\n", status=2
-        )
+            return self._init(pos or ["bash"], bool(opts.get("reverse")), pid), None
+        return None, _not_simulated(args)
 
     def _env_list(self, *, json_out: bool) -> Program:
         prefixes = self.prefixes()
         if json_out:
             return Program(stdout=json.dumps({"envs": prefixes}, indent=2) + "\n")
-        rows = [("base", CONDA_ROOT)] + [(p.rsplit("/", 1)[-1], p) for p in prefixes[1:]]
-        width = max(len(n) for n, _ in rows) + 2
-        text = "# conda environments:\n#\n" + "".join(
-            f"{n:<{width}}{'*' if p == CONDA_ROOT else ' '}  {p}\n" for n, p in rows
-        )
-        return Program(stdout=text + "\n")
+        rows = [("base", True, CONDA_ROOT)] + [(p.rsplit("/", 1)[-1], False, p) for p in prefixes[1:]]
+        return Program(stdout=condatext.env_list(rows))
 
 
-def _parse(args: list[str]) -> tuple[set[str], dict[str, str], list[str]]:
-    """A conda subcommand's arguments: its flags, its options (`-n NAME`, `--name=NAME`), the rest."""
-    flags: set[str] = set()
-    opts: dict[str, str] = {}
-    pos: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        key, eq, value = a.partition("=")
-        if a in _FLAGS:
-            flags.add(_FLAGS[a])
-        elif key in _OPTS and eq:
-            opts[_OPTS[key]] = value
-        elif a in _OPTS and i + 1 < len(args):
-            i += 1
-            opts[_OPTS[a]] = args[i]
-        elif not a.startswith("-"):
-            pos.append(a)
-        i += 1
-    return flags, opts, pos
+def _not_simulated(args: list[str]) -> Program:
+    text = f"conda (gpu-tui demo): `conda {' '.join(args)}` is not simulated; try `conda env list`\n"
+    return Program(stderr=text, status=2)
