@@ -36,7 +36,7 @@ from gpu_tui.demo.condacatalog import CONDA_EXE, CONDA_ROOT
 from gpu_tui.demo.condasim import CONDA_SECONDS, START_ENVS, CondaSim
 from gpu_tui.demo.profiles import JobSpec, Profile
 from gpu_tui.demo.tqdmbar import mmss, tqdm_redraw
-from gpu_tui.services.jobs.runner import RUNNER_VERSION
+from gpu_tui.services.jobs.sched_plain import RUNNER_NAME
 
 __all__ = [
     "JOB_SECONDS",
@@ -59,9 +59,6 @@ STATE_DIR = HOME + "/.gpu-tui"
 """The state dir as `state_dir_path` resolves it (the default `~/.gpu-tui`, logged in as root)."""
 CONDA_ENVS = tuple(name for name, _, _ in START_ENVS if name != "base")
 """Environments besides `base` when the fleet starts (demo/condasim.py; `conda create` adds more)."""
-
-RUNNER_NAME = f"job-runner-v{RUNNER_VERSION}.sh"
-"""The runner file gpu-tui ships to `<state_dir>/bin/` (services/jobs/runner.py)."""
 
 _REDRAW_S = 0.5  # a bar update every half second of run time (tqdm's mininterval is 0.1 s)
 _HISTORY_UPDATES = 300  # a job that existed before the fleet started: its past, thinned

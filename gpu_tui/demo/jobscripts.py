@@ -1,27 +1,36 @@
-"""The demo's answers to gpu-tui's job and conda scripts (services/jobs/runner.py, services/conda.py,
-services/killable.py), from the instance's simulated job table (demo/jobs.py) and conda install
-(demo/condasim.py; demo/condascripts.py does the conda part). Nothing is executed.
+"""The demo's answers to gpu-tui's job and conda scripts (services/jobs/runner.py,
+services/jobs/sched_plain.py, services/conda.py, services/killable.py), from the instance's
+simulated job table (demo/jobs.py) and conda install (demo/condasim.py; demo/condascripts.py does
+the conda part). Nothing is executed.
 
-gpu-tui sends most of them as `sh -c SCRIPT`; each is recognised by text only it has, and the
-values it carries (the job directory, the window size, ...) are read from its own lines:
+Each job script is recognised by calling the service's own builder with placeholders
+(demo/scriptmatch.py): the text around them is the service's, so a change inside a script needs
+no change here; only the values it carries (the job directory, the window size, ...) are read:
+
+| script (services/jobs/...)                   | answer                                      |
+|----------------------------------------------|---------------------------------------------|
+| `sh -c` runner.list_script                   | the listing                                 |
+| `sh -c` sched_plain.start_script             | `started`, or 91 (no cwd), 93 (no runner); reads stdin |
+| `sh -c` sched_plain.install_runner_script    | exit 0, the runner then exists; reads stdin |
+| `sh -c` runner.window_script                 | size line + last N bytes                    |
+| `sh -c` sched_plain.stop_script              | `stopped SIG` (the plan's first), `finished`, `no pid` (3) |
+| `sh -c` runner.state_path_script             | /root/.gpu-tui once something is there, else 2 |
+| runner.summary_command (`tail -c N`)         | the log's last N bytes                      |
+| runner.follow_command (`tail -c +N -F`)      | a stream of the log's new bytes from byte N on |
+| runner.prune_command (`rm -rf -- DIR...`)    | the jobs are gone                           |
+
+The user's data (job.json and command.sh) comes on stdin and is read as it arrives. Conda, by
+text only its scripts have (`sh -c`):
 
 | script (services/...)      | recognised by                                       | answer                  |
 |----------------------------|-----------------------------------------------------|-------------------------|
-| jobs `_LIST`               | the `@@job` mark (core.jobs.JOB_MARK) and `boot_id`   | the listing             |
-| jobs `_START`              | `setsid -f` and `read -r json`; reads stdin          | `started`, or 90-93     |
-| jobs `_INSTALL_RUNNER`     | `cat > .../bin/NAME.tmp` and `mv`; reads stdin        | exit 0                  |
-| the runner check           | exactly `[ -f .../bin/NAME ]`                        | 0 if installed, else 1  |
-| jobs `_WINDOW`             | `wc -c`, `head -c`, `f=DIR/log`, `w=N`                | size line + last N bytes|
-| jobs `_STOP`               | `stop_requested` and `kill -s`, `d=DIR`              | `stopped INT`, ...      |
-| `state_dir_path`           | exactly `cd DIR 2>/dev/null && pwd -P`               | /root/.gpu-tui          |
 | conda `FIND_CONDA_SCRIPT`  | the script itself, or `bin/conda` and `[ -x`         | /root/miniconda3/bin/conda |
 | conda `env_pythons`        | each line `printf ...; if [ -x P/bin/python ]; ...`  | `NAME<TAB>Python 3.x.y` |
 | conda `env_sizes`          | each line `printf ...; (du -sk ... P) ... cut -f 1`  | `NAME<TAB>KIB`          |
 
-and as plain commands: `tail -c [+]N [-F|-f] -- DIR/log` (the summary read and the log
-follow: a stream of the log's new bytes from the offset on), `rm -rf -- DIR...` (prune),
-`/root/miniconda3/bin/conda env list [--json]` / `--version`, and (demo/condascripts.py)
-these command lines as they come, before they are split into words (`plan_line`):
+and as plain commands `/root/miniconda3/bin/conda env list [--json]` / `--version`, and
+(demo/condascripts.py) these command lines as they come, before they are split into words
+(`plan_line`):
 
 | command line (services/...)                      | answer                                            |
 |--------------------------------------------------|---------------------------------------------------|
@@ -46,7 +55,7 @@ state dir). Anything else falls through (None) to shellsim.plan's `not found`.
 from __future__ import annotations
 
 import json
-import re
+import posixpath
 import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -55,36 +64,69 @@ from gpu_tui.core.jobs import JOB_ID_RE, JOB_MARK
 from gpu_tui.demo import condascripts
 from gpu_tui.demo.jobs import CONDA_EXE, STATE_DIR, JobTable
 from gpu_tui.demo.program import Program
+from gpu_tui.demo.scriptmatch import HOLE_N, Template
 from gpu_tui.services.conda import FIND_CONDA_SCRIPT
+from gpu_tui.services.jobs import runner, sched_plain
 
 if TYPE_CHECKING:
     from gpu_tui.demo.simulate import InstanceSim
 
-__all__ = ["plan_script", "plan_command", "plan_line", "FOLLOW_INTERVAL"]
+__all__ = ["plan_script", "plan_command", "plan_line", "recognise", "FOLLOW_INTERVAL"]
 
 FOLLOW_INTERVAL = 0.25
 """How often a followed log is checked for new bytes (GNU tail -F: 1 s, or at once with inotify)."""
 _CHUNK = 256 * 1024  # most bytes one write of a followed log carries
 
-_LINE_D = re.compile(r"^d=(.+)$", re.MULTILINE)
-_LINE_F = re.compile(r"^f=(.+)/log$", re.MULTILINE)
-_LINE_W = re.compile(r"^w=([0-9]+)$", re.MULTILINE)
-_JOB_DIR = re.compile(r"/jobs/([^/]+)/*$")
-_JOB_LOG = re.compile(r"/jobs/([^/]+)/log$")
-_CWD_CHECK = re.compile(
-    r"^if \[ (\S+) = 1 \] && ! \[ -d (.+?) \]; "
-    r"then echo \"(working directory .*? does not exist)\"; exit ([0-9]+); fi$",
-    re.MULTILINE,
+# placeholders for the builders' shell words (none is a prefix of another)
+_STATE, _DIR, _CWD, _RUNNER, _PLAN = "GPUTUISTATE", "GPUTUIJOBDIR", "GPUTUICWD", "GPUTUIRUNNER", "GPUTUIPLAN"
+_NAMES = {_STATE: "state", _DIR: "dir", _CWD: "cwd", _RUNNER: "runner", _PLAN: "plan", str(HOLE_N): "n",
+          str(HOLE_N + 1): "n"}
+
+# `sh -c` scripts: (name, template); a start with and without a working directory, with and
+# without tmux (each a literal 0 or 1 in the script)
+_SCRIPTS: tuple[tuple[str, Template], ...] = (
+    ("list", Template(runner.list_script(_STATE), _STATE)),
+    *(
+        ("start", Template(sched_plain.start_script(_STATE, _DIR, cwd, tmux=tmux, runner=_RUNNER),
+                           _STATE, _DIR, _CWD, _RUNNER))
+        for cwd in (None, _CWD)
+        for tmux in (False, True)
+    ),
+    ("install_runner", Template(sched_plain.install_runner_script(_STATE, _RUNNER), _STATE, _RUNNER)),
+    ("window", Template(runner.window_script(_DIR, HOLE_N), _DIR, HOLE_N)),
+    ("stop", Template(sched_plain.stop_script(_DIR, _PLAN), _DIR, _PLAN)),
+    ("state_path", Template(runner.state_path_script(_STATE), _STATE)),
 )
-_RUNNER_IN_START = re.compile(r"^runner=\"\$state/bin/([^\"/]+)\"$", re.MULTILINE)
-_INSTALL = re.compile(r"^cat > (.+)/bin/([^/\s]+)\.tmp$", re.MULTILINE)
-_RUNNER_CHECK = re.compile(r"\s*\[ -f (.+)/bin/([^/\s]+) \]\s*")
-_STOP_STEPS = re.compile(r"^for step in ([A-Z0-9]+):", re.MULTILINE)
-_STATE_PATH = re.compile(r"\s*cd (.+?) 2>/dev/null && pwd -P\s*")
+# command lines, before they are split into words; the follow before the summary read, which
+# would take `+N -F` for its N. follow_command prints offset + 1: the hole is HOLE_N + 1.
+_LINES: tuple[tuple[str, Template], ...] = (
+    ("follow", Template(runner.follow_command(_DIR, HOLE_N), _DIR, HOLE_N + 1)),
+    ("summary", Template(runner.summary_command(_DIR, HOLE_N), _DIR, HOLE_N)),
+    ("prune", Template(runner.prune_command([_DIR]), _DIR)),
+)
 
 
-def _word(text: str) -> str | None:
+def recognise(text: str, *, line: bool = False) -> tuple[str, dict[str, str]] | None:
+    """Which job script `text` is (a `sh -c` script; with `line`, a whole command line) and the
+    values it carries, by field (`state`, `dir`, `cwd`, `runner`, `plan`, `n`: the shell words
+    as they came); None if it is none of them. A placeholder the script holds again gives
+    `<field>_text` too, from its second place (a start's cwd as its refusal prints it)."""
+    for name, template in _LINES if line else _SCRIPTS:
+        values = template.match(text)
+        if values is None:
+            continue
+        fields: dict[str, str] = {}
+        for hole, value in zip(template.holes, values, strict=True):
+            key = _NAMES[hole]
+            fields.setdefault(key if key not in fields else key + "_text", value)
+        return name, fields
+    return None
+
+
+def _word(text: str | None) -> str | None:
     """One shell word as the shell would read it (quotes removed); None if it is not one word."""
+    if text is None:
+        return None
     try:
         words = shlex.split(text)
     except ValueError:
@@ -92,16 +134,16 @@ def _word(text: str) -> str | None:
     return words[0] if len(words) == 1 else None
 
 
-def _job_id(path_word: str | None, pattern: re.Pattern[str] = _JOB_DIR) -> str | None:
-    if path_word is None:
+def _job_id(path: str | None) -> str | None:
+    """The id of the job directory `path` (`.../jobs/<id>`, already a plain path); else None."""
+    if path is None:
         return None
-    m = pattern.search(path_word)
-    return m[1] if m and JOB_ID_RE.match(m[1]) else None
+    parent, job_id = posixpath.split(path.rstrip("/"))
+    return job_id if posixpath.basename(parent) == "jobs" and JOB_ID_RE.match(job_id) else None
 
 
-def _group_word(pattern: re.Pattern[str], script: str) -> str | None:
-    m = pattern.search(script)
-    return _word(m[1]) if m else None
+def _number(text: str | None) -> int | None:
+    return int(text) if text is not None and text.isdigit() else None
 
 
 # ---------------------------------------------------------------------------- sh -c scripts
@@ -111,20 +153,19 @@ def _list(table: JobTable) -> Program:
     return Program(stdout=table.listing(JOB_MARK))
 
 
-def _start(script: str, table: JobTable) -> Program:
+def _start(fields: dict[str, str], table: JobTable) -> Program:
     # the real script checks before it reads its stdin; the answer waits for the client's EOF
     # anyway, so that the client's stdin never meets a closed channel
     def started(data: bytes) -> Program:
-        job_id = _job_id(_group_word(_LINE_D, script))
+        job_id = _job_id(_word(fields.get("dir")))
         if job_id is None:
             return Program(stderr="gpu-tui demo: cannot read the job directory of this start script\n", status=94)
-        m = _CWD_CHECK.search(script)
-        if m is not None and m[1] == "1":
-            cwd = _word(m[2])
+        if "cwd" in fields:
+            cwd = _word(fields["cwd"])
             if cwd is None or not table.dir_exists(cwd):
-                return Program(stdout=m[3] + "\n", status=int(m[4]))
-        runner = _RUNNER_IN_START.search(script)
-        if runner is not None and runner[1] not in table.runners:
+                text = fields.get("cwd_text", fields["cwd"])
+                return Program(stdout=f"working directory {text} does not exist\n", status=91)
+        if fields.get("runner") not in table.runners:
             return Program(stdout="runner missing\n", status=93)
         text = data.decode("utf-8", "replace")
         json_line, _, command_sh = text.partition("\n")
@@ -141,44 +182,42 @@ def _start(script: str, table: JobTable) -> Program:
     return Program(on_stdin=started)
 
 
-def _install(script: str, table: JobTable) -> Program:
-    name = _INSTALL.search(script)
-    assert name is not None
+def _install(fields: dict[str, str], table: JobTable) -> Program:
+    name = _word(fields["runner"]) or fields["runner"]
 
     def installed(_data: bytes) -> Program:
-        table.runners.add(name[2])
+        table.runners.add(name)
         return Program()
 
     return Program(on_stdin=installed)
 
 
-def _window(script: str, table: JobTable) -> Program:
-    job_id = _job_id(_group_word(_LINE_F, script))
-    w = _LINE_W.search(script)
-    window = int(w[1]) if w else 256 * 1024
+def _window(fields: dict[str, str], table: JobTable) -> Program:
+    job_id = _job_id(_word(fields.get("dir")))
+    window = _number(fields.get("n"))
     table.advance()
     job = table.get(job_id) if job_id else None
     if job is None:
         return Program(stdout="0\n")
     size = len(job.log)
-    start = size - window if size > window else 0
+    start = size - window if window is not None and size > window else 0
     return Program(stdout=f"{size}\n".encode() + bytes(job.log[start:]))
 
 
-def _stop(script: str, table: JobTable) -> Program:
-    job_id = _job_id(_group_word(_LINE_D, script))
+def _stop(fields: dict[str, str], table: JobTable) -> Program:
+    job_id = _job_id(_word(fields.get("dir")))
     table.advance()
     job = table.get(job_id) if job_id else None
     if job is None:
         return Program(stdout="no pid\n", status=3)
     if not table.stop(job.id):
         return Program(stdout="finished\n")
-    m = _STOP_STEPS.search(script)
-    return Program(stdout=f"stopped {m[1] if m else 'INT'}\n")
+    first = fields.get("plan", "").split(":", 1)[0]  # `INT:50 TERM:25 ...`: the job ends at SIGINT
+    return Program(stdout=f"stopped {first or 'INT'}\n")
 
 
-def _state_dir(path_text: str, table: JobTable) -> Program:
-    word = _word(path_text)
+def _state_dir(fields: dict[str, str], table: JobTable) -> Program:
+    word = _word(fields.get("state"))
     if word is None:
         return Program(status=2)
     path = table.expand(word)
@@ -186,25 +225,22 @@ def _state_dir(path_text: str, table: JobTable) -> Program:
     return Program(stdout=path + "\n") if exists else Program(status=2)
 
 
+_SCRIPT_ANSWERS: dict[str, Callable[[dict[str, str], JobTable], Program]] = {
+    "list": lambda _fields, table: _list(table),
+    "start": _start,
+    "install_runner": _install,
+    "window": _window,
+    "stop": _stop,
+    "state_path": _state_dir,
+}
+
+
 def plan_script(script: str, sim: InstanceSim) -> Program | None:
     """The answer to `sh -c SCRIPT` when SCRIPT is one of gpu-tui's job or conda scripts."""
     table: JobTable = sim.jobs
-    if JOB_MARK in script and "boot_id" in script:
-        return _list(table)
-    if "setsid -f" in script and "read -r json" in script:
-        return _start(script, table)
-    if _INSTALL.search(script) and "mv " in script:
-        return _install(script, table)
-    if "wc -c" in script and "head -c" in script and _LINE_F.search(script):
-        return _window(script, table)
-    if "stop_requested" in script and "kill -s" in script:
-        return _stop(script, table)
-    m = _RUNNER_CHECK.fullmatch(script)
-    if m is not None:
-        return Program(status=0 if m[2] in table.runners else 1)
-    m = _STATE_PATH.fullmatch(script)
-    if m is not None:
-        return _state_dir(m[1], table)
+    seen = recognise(script)
+    if seen is not None:
+        return _SCRIPT_ANSWERS[seen[0]](seen[1], table)
     if script.strip() == FIND_CONDA_SCRIPT.strip() or ("bin/conda" in script and "[ -x" in script):
         return Program(stdout=CONDA_EXE + "\n")
     if "/bin/python --version" in script:
@@ -217,8 +253,8 @@ def plan_script(script: str, sim: InstanceSim) -> Program | None:
 # ---------------------------------------------------------------------------- plain commands
 
 
-def _follow(table: JobTable, job_id: str, start: int | None, last: int | None) -> Program:
-    """`tail -F`: the log from byte `start` (or its last `last` bytes) on, as it grows."""
+def _follow(table: JobTable, job_id: str, start: int) -> Program:
+    """`tail -F`: the log from byte `start` on, as it grows."""
     pos = start
 
     def chunk(_i: int = 0) -> bytes:
@@ -227,8 +263,6 @@ def _follow(table: JobTable, job_id: str, start: int | None, last: int | None) -
         job = table.get(job_id)
         if job is None:
             return b""  # tail -F waits for the file to appear
-        if pos is None:
-            pos = max(0, len(job.log) - (last or 0))
         data = bytes(job.log[pos : pos + _CHUNK])
         pos += len(data)
         return data
@@ -236,77 +270,51 @@ def _follow(table: JobTable, job_id: str, start: int | None, last: int | None) -
     return Program(stdout=chunk(), interval=FOLLOW_INTERVAL, tick=chunk)
 
 
-def _tail(args: list[str], table: JobTable) -> Program | None:
-    count: str | None = None
-    follow = False
-    paths: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--":
-            paths += args[i + 1 :]
-            break
-        if a in ("-F", "-f", "--follow", "--retry"):
-            follow = True
-        elif a == "-c" and i + 1 < len(args):
-            i += 1
-            count = args[i]
-        elif a.startswith("-c") and len(a) > 2:
-            count = a[2:]
-        elif a.startswith("-") and a != "-":
-            return None
-        else:
-            paths.append(a)
-        i += 1
-    if count is None or len(paths) != 1 or not count.lstrip("+").isdigit():
+def _log_line(name: str, fields: dict[str, str], table: JobTable) -> Program | None:
+    """The log reads: `tail -c N` (its last N bytes) and `tail -c +N -F` (from byte N on)."""
+    path = _word(fields.get("dir"))
+    job_id = _job_id(path)
+    n = _number(fields.get("n"))
+    if n is None:
         return None
-    path = paths[0]
-    job_id = _job_id(path, _JOB_LOG)
-    from_start = count.startswith("+")
-    n = int(count.lstrip("+"))
     if job_id is None:
-        return Program(stderr=f"tail: cannot open '{path}' for reading: No such file or directory\n", status=1)
-    if follow:
-        return _follow(table, job_id, max(0, n - 1) if from_start else None, None if from_start else n)
+        # their `2>/dev/null` hides tail's complaint; the demo has no other files
+        return Program(status=1)
+    if name == "follow":
+        return _follow(table, job_id, max(0, n - 1))
     table.advance()
     job = table.get(job_id)
     if job is None:
-        return Program(stderr=f"tail: cannot open '{path}' for reading: No such file or directory\n", status=1)
-    log = job.log
-    data = log[max(0, n - 1) :] if from_start else log[max(0, len(log) - n) :]
-    return Program(stdout=bytes(data))
+        return Program(status=1)
+    return Program(stdout=bytes(job.log[max(0, len(job.log) - n) :]))
 
 
-def _rm(args: list[str], table: JobTable) -> Program:
-    flags = "".join(a[1:] for a in args if a.startswith("-") and a != "--")
-    paths = [a for a in args if not a.startswith("-")] if "--" not in args else args[args.index("--") + 1 :]
-    errors = []
+def _prune(fields: dict[str, str], table: JobTable) -> Program:
+    try:
+        paths = shlex.split(fields["dir"])
+    except ValueError:
+        return Program(stderr="sh: 1: Syntax error: Unterminated quoted string\n", status=2)
     for path in paths:
         job_id = _job_id(path)
-        if job_id is None:
-            continue  # not a job directory: nothing to simulate
-        if "r" not in flags.lower():
-            errors.append(f"rm: cannot remove '{path}': Is a directory\n")
-            continue
-        table.remove(job_id)
-    return Program(stderr="".join(errors), status=1 if errors else 0)
-
-
-_COMMANDS: dict[str, Callable[[list[str], JobTable], Program | None]] = {"tail": _tail, "rm": _rm}
+        if job_id is not None:  # not a job directory: nothing to simulate
+            table.remove(job_id)
+    return Program()
 
 
 def plan_line(command: str, sim: InstanceSim, fallback: Callable[[str], Program]) -> Program | None:
     """The answer to a command line read as a whole (before it is split into words), if it is
-    one of the conda manager's: Killable's wrapper, the kills (condascripts.plan_line)."""
+    one of the job services' (the log reads, prune) or the conda manager's: Killable's wrapper,
+    the kills (condascripts.plan_line)."""
+    seen = recognise(command, line=True)
+    if seen is not None:
+        name, fields = seen
+        answer = _prune(fields, sim.jobs) if name == "prune" else _log_line(name, fields, sim.jobs)
+        if answer is not None:
+            return answer
     return condascripts.plan_line(command, sim, fallback)
 
 
 def plan_command(argv: list[str], sim: InstanceSim) -> Program | None:
     """The answer to a plain command line (its words, redirections dropped), if it is one of
-    gpu-tui's job or conda commands."""
-    table: JobTable = sim.jobs
-    conda = condascripts.plain(argv, sim)
-    if conda is not None:
-        return conda
-    handler = _COMMANDS.get(argv[0])
-    return handler(argv[1:], table) if handler is not None else None
+    gpu-tui's conda commands."""
+    return condascripts.plain(argv, sim)

@@ -6,7 +6,7 @@ instance's scheduler's (sched.py), asked here, never told apart by name.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from gpu_tui.config.settings import InstanceConfig
@@ -50,6 +50,12 @@ __all__ = [
     "read_log_window",
     "follow_log_command",
     "state_dir_path",
+    "list_script",
+    "summary_command",
+    "prune_command",
+    "window_script",
+    "follow_command",
+    "state_path_script",
     "list_facts",
     "validate_request",
     "info_with_summary",
@@ -119,9 +125,17 @@ done
 exit 0
 """
 
+# The builders below are pure (shell words in, script text out) so that the demo can recognise
+# each script by calling them with placeholders (demo/jobscripts.py, demo/scriptmatch.py).
+
+
+def list_script(state: str) -> str:
+    """The listing of every job under `state` (the state dir as one shell word)."""
+    return fill_script(_LIST, STATE=state, MARK=JOB_MARK)
+
 
 async def list_facts(host: Host, inst: InstanceConfig) -> list[JobFacts]:
-    res = await host.run(sh_c(fill_script(_LIST, STATE=shell_state_dir(inst), MARK=JOB_MARK)), timeout=30)
+    res = await host.run(sh_c(list_script(shell_state_dir(inst))), timeout=30)
     if not res.ok:
         raise RemoteError(_("{name}: cannot list jobs: {error}").format(name=inst.name, error=res.stderr.strip()[:300]))
     return await scheduler_for(inst).annotate(host, inst, parse_job_listing(res.stdout))
@@ -154,8 +168,13 @@ LOG_SUMMARY_BYTES = 256 * 1024
 async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts, window: int = LOG_SUMMARY_BYTES) -> JobInfo:
     if not f.log_bytes:
         return JobInfo(f, *job_state(f))
-    res = await host.run_bytes(f"tail -c {int(window)} -- {job_dir(inst, f.id)}/log 2>/dev/null", timeout=30)
+    res = await host.run_bytes(summary_command(job_dir(inst, f.id), window), timeout=30)
     return info_with_summary(f, summarize(res.stdout, from_start=f.log_bytes <= window, charset=f.charset))
+
+
+def summary_command(job_dir: str, window: int) -> str:
+    """The last `window` bytes of the log in `job_dir` (one shell word)."""
+    return f"tail -c {int(window)} -- {job_dir}/log 2>/dev/null"
 
 
 def info_with_summary(f: JobFacts, summary: LogSummary) -> JobInfo:
@@ -211,11 +230,15 @@ async def prune_jobs(host: Host, inst: InstanceConfig) -> tuple[list[str], int]:
     done = [f for f in facts if not f.alive]
     if not done:
         return [], 0
-    dirs = " ".join(job_dir(inst, f.id) for f in done)
-    res = await host.run(f"rm -rf -- {dirs}", timeout=120)
+    res = await host.run(prune_command([job_dir(inst, f.id) for f in done]), timeout=120)
     if not res.ok:
         raise RemoteError(_("{name}: prune failed: {error}").format(name=inst.name, error=res.stderr.strip()[:300]))
     return [f.id for f in done], sum(f.log_bytes or 0 for f in done)
+
+
+def prune_command(dirs: Sequence[str]) -> str:
+    """Delete these job directories (shell words)."""
+    return "rm -rf -- " + " ".join(dirs)
 
 
 _WINDOW = r"""
@@ -227,6 +250,11 @@ if [ "$s" -gt "$w" ]; then start=$((s - w + 1)); else start=1; fi
 echo "$s"
 tail -c +"$start" -- "$f" | head -c $((s - start + 1))
 """
+
+
+def window_script(job_dir: str, window: int) -> str:
+    """The log's size in bytes on one line, then its last `window` bytes."""
+    return fill_script(_WINDOW, DIR=job_dir, WINDOW=str(int(window)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,8 +271,7 @@ class LogWindow:
 
 async def read_log_bytes(host: Host, inst: InstanceConfig, job_id: str, window: int = 256 * 1024) -> LogWindow:
     """The log's size and its last `window` bytes, undecoded."""
-    script = fill_script(_WINDOW, DIR=job_dir(inst, job_id), WINDOW=str(int(window)))
-    res = await host.run_bytes(sh_c(script), timeout=60)
+    res = await host.run_bytes(sh_c(window_script(job_dir(inst, job_id), window)), timeout=60)
     head, _nl, body = res.stdout.partition(b"\n")
     size = int(head) if head.strip().isdigit() else 0
     return LogWindow(size, body, size <= window)
@@ -266,11 +293,21 @@ async def read_log_window(
 
 def follow_log_command(inst: InstanceConfig, job_id: str, offset: int) -> str:
     """`tail -f` from byte `offset` (0-based) on; waits for a log not yet created."""
-    return f"tail -c +{int(offset) + 1} -F -- {job_dir(inst, job_id)}/log 2>/dev/null"
+    return follow_command(job_dir(inst, job_id), offset)
+
+
+def follow_command(job_dir: str, offset: int) -> str:
+    """Follow the log in `job_dir` (one shell word) from byte `offset` (0-based) on."""
+    return f"tail -c +{int(offset) + 1} -F -- {job_dir}/log 2>/dev/null"
 
 
 async def state_dir_path(host: Host, inst: InstanceConfig) -> str | None:
     """The state dir as an absolute path on the instance (for `log_path`), or None if absent."""
-    res = await host.run(sh_c(f"cd {shell_state_dir(inst)} 2>/dev/null && pwd -P"), timeout=15)
+    res = await host.run(sh_c(state_path_script(shell_state_dir(inst))), timeout=15)
     path = res.stdout.strip()
     return path if res.ok and path.startswith("/") else None
+
+
+def state_path_script(state: str) -> str:
+    """`state` (one shell word) as an absolute path with symlinks resolved; fails if absent."""
+    return f"cd {state} 2>/dev/null && pwd -P"

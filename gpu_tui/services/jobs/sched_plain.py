@@ -26,7 +26,15 @@ from gpu_tui.services.jobs.gpupick import gpus_env
 from gpu_tui.services.jobs.jobdir import command_script, job_dir
 from gpu_tui.services.statedir import shell_state_dir
 
-__all__ = ["RUNNER_VERSION", "RUNNER_NAME", "PlainScheduler"]
+__all__ = [
+    "RUNNER_VERSION",
+    "RUNNER_NAME",
+    "PlainScheduler",
+    "start_script",
+    "install_runner_script",
+    "stop_plan",
+    "stop_script",
+]
 
 RUNNER_VERSION = 1
 RUNNER_NAME = f"job-runner-v{RUNNER_VERSION}.sh"
@@ -91,12 +99,44 @@ echo "still running"
 exit 4
 """
 
+# The builders below are pure (shell words in, script text out) so that the demo can recognise
+# each script by calling them with placeholders (demo/jobscripts.py, demo/scriptmatch.py).
+
+
+def start_script(state: str, job_dir: str, cwd: str | None, *, tmux: bool, runner: str = RUNNER_NAME) -> str:
+    """Start the job in `job_dir` (a shell word) under `runner`; `job.json` and `command.sh`
+    come on stdin. `cwd`: the working directory as the user gave it (checked before anything is
+    written), or None."""
+    where = remote_path(cwd) if cwd else ""
+    return fill_script(
+        _START,
+        STATE=state,
+        DIR=job_dir,
+        CWD=where or "/",
+        HASCWD="1" if where else "0",
+        CWDTEXT=quote(cwd or ""),
+        TMUX="1" if tmux else "0",
+        RUNNER=runner,
+    )
+
+
+def install_runner_script(state: str, runner: str = RUNNER_NAME) -> str:
+    """Write stdin to `<state>/bin/<runner>`, unless it already holds exactly that."""
+    return fill_script(_INSTALL_RUNNER, STATE=state, RUNNER=runner)
+
+
+def stop_plan(steps: Sequence[tuple[str, float]]) -> str:
+    """`SIG:TICKS ...`: each signal and how many 0.2 s ticks the job gets after it."""
+    return " ".join(f"{sig}:{max(1, int(seconds / 0.2))}" for sig, seconds in steps)
+
+
+def stop_script(job_dir: str, plan: str) -> str:
+    """Stop the job in `job_dir` (a shell word) by the steps of `plan` (stop_plan)."""
+    return fill_script(_STOP, DIR=job_dir, STEPS=plan)
+
 
 async def _ensure_runner(host: Host, inst: InstanceConfig) -> None:
-    state = shell_state_dir(inst)
-    res = await host.run(
-        sh_c(fill_script(_INSTALL_RUNNER, STATE=state, RUNNER=RUNNER_NAME)), stdin=_runner_text(), timeout=30
-    )
+    res = await host.run(sh_c(install_runner_script(shell_state_dir(inst))), stdin=_runner_text(), timeout=30)
     if not res.ok:
         raise RemoteError(_("{name}: cannot write to state_dir {path}: {error}").format(
             name=inst.name, path=inst.state_dir, error=(res.stderr or res.stdout).strip()[:300]))
@@ -122,17 +162,7 @@ class PlainScheduler:
     async def start(self, host: Host, inst: InstanceConfig, req: JobRequest, ask: RunAsk) -> JobRequest:
         # `ask` was folded into the request by `prepare` (CUDA_VISIBLE_DEVICES)
         await _ensure_runner(host, inst)
-        cwd = remote_path(req.cwd) if req.cwd else ""
-        script = fill_script(
-            _START,
-            STATE=shell_state_dir(inst),
-            DIR=job_dir(inst, req.id),
-            CWD=cwd or "/",
-            HASCWD="1" if cwd else "0",
-            CWDTEXT=quote(req.cwd or ""),
-            TMUX="1" if req.tmux else "0",
-            RUNNER=RUNNER_NAME,
-        )
+        script = start_script(shell_state_dir(inst), job_dir(inst, req.id), req.cwd, tmux=req.tmux)
         res = await host.run(sh_c(script), stdin=req.to_json() + "\n" + command_script(req), timeout=30)
         out = res.stdout.strip()
         if res.exit_status in (90, 91, 92):
@@ -153,9 +183,8 @@ class PlainScheduler:
     ) -> str:
         """SIGINT to the job's process group, then SIGTERM, then SIGKILL, each after its grace
         period; returns how it ended (`stopped INT`, ...)."""
-        plan = " ".join(f"{sig}:{max(1, int(seconds / 0.2))}" for sig, seconds in steps)
         total = sum(s for _sig, s in steps) + 15
-        res = await host.run(sh_c(fill_script(_STOP, DIR=job_dir(inst, job_id), STEPS=plan)), timeout=total)
+        res = await host.run(sh_c(stop_script(job_dir(inst, job_id), stop_plan(steps))), timeout=total)
         out = res.stdout.strip()
         if not res.ok:
             raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
