@@ -1,6 +1,6 @@
 """The demo conda's answers to the command lines and scripts the conda manager sends
 (services/conda.py, services/killable.py), recognised by their text and answered from the
-instance's simulated install (demo/condasim.py). Nothing is executed.
+instance's conda install on disk (demo/condarun.py). Nothing is executed.
 
 Entry points (dispatched from jobscripts.py / shellsim.py): `plan_line` (the killable wrapper
 and the kill commands, read from the raw command line), `pythons_script` / `sizes_script`
@@ -10,17 +10,18 @@ and the kill commands, read from the raw command line), `pythons_script` / `size
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gpu_tui.demo.condacatalog import CONDA_EXE, CONDA_ROOT
+from gpu_tui.demo.condarun import CONDA_EXE, CONDA_ROOT
 from gpu_tui.demo.program import Program
 from gpu_tui.services.killable import PID_MARK, killable_command
 
 if TYPE_CHECKING:
-    from gpu_tui.demo.condasim import CondaSim
+    from gpu_tui.demo.condarun import CondaBox
     from gpu_tui.demo.simulate import InstanceSim
 
 __all__ = [
@@ -48,7 +49,7 @@ def _signal_number(word: str) -> int:
     return int(name) if name.isdigit() and int(name) < 65 else _SIGNALS.get(name, -1)
 
 
-def _kill_one(words: list[str], conda: CondaSim) -> tuple[bool, str]:
+def _kill_one(words: list[str], conda: CondaBox) -> tuple[bool, str]:
     """One `kill` invocation: (success, stderr)."""
     signal = 15
     i = 1
@@ -83,7 +84,7 @@ def _kill_one(words: list[str], conda: CondaSim) -> tuple[bool, str]:
 _KILL_LINE = re.compile(r"^\s*kill\b[^;&|`$()<>]*(?:\|\|\s*kill\b[^;&|`$()<>]*)*(?:;\s*true\s*)?$")
 
 
-def _kill_line(command: str, conda: CondaSim) -> Program | None:
+def _kill_line(command: str, conda: CondaBox) -> Program | None:
     """`kill -s SIG -- -N 2>/dev/null || kill -s SIG N 2>/dev/null; true`, `kill -0 ...`."""
     if not _KILL_LINE.match(command.replace("2>/dev/null", "")):
         return None
@@ -106,7 +107,7 @@ def _kill_line(command: str, conda: CondaSim) -> Program | None:
 def plan_line(command: str, sim: InstanceSim, fallback: Callable[[str], Program]) -> Program | None:
     """The raw command line: Killable's wrapper (`echo "@gpu-tui-pid $$"; exec CMD`) around a
     conda or pip operation (or anything else `fallback` answers), and the kill commands."""
-    conda: CondaSim = sim.jobs.conda
+    conda: CondaBox = sim.jobs.conda
     if command.startswith(_KILLABLE):
         inner = command[len(_KILLABLE) :]
         pid = conda.new_pid()
@@ -115,20 +116,16 @@ def plan_line(command: str, sim: InstanceSim, fallback: Callable[[str], Program]
         if argv:
             op, answer = conda.run(argv, pid)
             if op is not None:
-                return conda.stream(op, head)
+                return op.stream(head)
             if answer is not None:
                 return _with_head(answer, head)
-            if argv[0].startswith("/") and (argv[0].startswith(CONDA_ROOT + "/") and not _exists(argv[0], conda)):
+            if argv[0].startswith(CONDA_ROOT + "/") and not os.path.exists(conda.host(argv[0])):
                 # gpu-tui's operations all end in 2>&1: the shell's complaint comes on stdout
                 return Program(stdout=f"{head}sh: 1: exec: {argv[0]}: not found\n", status=127)
         return _with_head(fallback(inner), head)
     if command.lstrip().startswith("kill"):
         return _kill_line(command, conda)
     return None
-
-
-def _exists(path: str, conda: CondaSim) -> bool:
-    return path == CONDA_EXE or conda.env_of_python(path) is not None
 
 
 def _with_head(program: Program, head: str) -> Program:
@@ -141,13 +138,13 @@ def _with_head(program: Program, head: str) -> Program:
 
 def plain(argv: list[str], sim: InstanceSim) -> Program | None:
     """An unwrapped `conda ...` or `PYTHON -m pip install ...` (no pid line)."""
-    conda: CondaSim = sim.jobs.conda
+    conda: CondaBox = sim.jobs.conda
     if argv[0] != CONDA_EXE and not (len(argv) >= 4 and argv[1:4] == ["-m", "pip", "install"]):
         return None
     pid = conda.new_pid()
     op, answer = conda.run(argv, pid)
     if op is not None:
-        return conda.stream(op, "")
+        return op.stream("")
     return answer
 
 
@@ -176,14 +173,13 @@ def pythons_script(script: str, sim: InstanceSim) -> Program | None:
     matches = [_PY_LINE.match(line) for line in lines]
     if not lines or not all(matches):
         return None
-    conda: CondaSim = sim.jobs.conda
-    conda.advance()
+    conda: CondaBox = sim.jobs.conda
     out = []
     for m in matches:
         assert m is not None
         name, prefix = _one_word(m["name"]), _one_word(m["prefix"])
-        env = conda.env_at(prefix) if prefix else None
-        version = f"Python {env.python}" if env is not None and env.python else ""
+        python = conda.python_of(prefix) if prefix else None
+        version = f"Python {python}" if python else ""
         out.append(f"{name or ''}\t{version}\n")
     return Program(stdout="".join(out))
 
@@ -194,8 +190,7 @@ def sizes_script(script: str, sim: InstanceSim) -> Program | None:
     matches = [_DU_LINE.match(line) for line in lines]
     if not lines or not all(matches) or "du -sk" not in script:
         return None
-    conda: CondaSim = sim.jobs.conda
-    conda.advance()
+    conda: CondaBox = sim.jobs.conda
     out = []
     for m in matches:
         assert m is not None
@@ -214,15 +209,15 @@ def module_probe(python: str, code: str, sim: InstanceSim) -> Program | None:
     with torch."""
     if not python.startswith(CONDA_ROOT + "/"):
         return None
-    conda: CondaSim = sim.jobs.conda
-    conda.advance()
-    env = conda.env_of_python(python)
-    if env is None or env.python is None:
+    conda: CondaBox = sim.jobs.conda
+    prefix = conda.env_of_python(python)
+    if prefix is None:
         return Program(stdout=f"sh: 1: {python}: not found\n", status=127)  # gpu-tui sends it with 2>&1
-    if "import torch" in code and "torch" not in env.packages:
+    packages = conda.packages(prefix)
+    if "import torch" in code and "torch" not in packages:
         return Program(stdout=json.dumps({"error": "ModuleNotFoundError: No module named 'torch'"}) + "\n")
-    paddle = next((n for n in env.packages if n.startswith("paddlepaddle")), None)
+    paddle = next((n for n in packages if n.startswith("paddlepaddle")), None)
     if "find_spec('paddle')" in code and paddle is not None:
-        answer = {"version": env.packages[paddle], "cuda_available": paddle.endswith("-gpu")}
+        answer = {"version": packages[paddle], "cuda_available": paddle.endswith("-gpu")}
         return Program(stdout=json.dumps(answer) + "\n")
     return None

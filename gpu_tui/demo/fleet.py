@@ -19,7 +19,7 @@ import asyncssh
 
 from gpu_tui.config.settings import InstanceConfig, Settings, SettingsSection
 from gpu_tui.core.errors import ConfigError
-from gpu_tui.demo.condasim import CONDA_SECONDS
+from gpu_tui.demo.condarun import CONDA_SECONDS
 from gpu_tui.demo.jobs import JOB_SECONDS
 from gpu_tui.demo.profiles import MAX_INSTANCES, Profile, fleet_profiles
 from gpu_tui.demo.server import HOST, DemoServer
@@ -90,7 +90,7 @@ async def start_demo_fleet(
 
     `drop_every` / `drop_for`: how often (about) the flaky instances drop and for how long.
     `job_seconds`: how long (on `clock`) a job started in the demo runs (demo/jobs.py).
-    `conda_seconds`: how long (real seconds) a simulated `conda create` takes (demo/condasim.py).
+    `conda_seconds`: how long (real seconds) a simulated `conda create` takes (demo/condarun.py).
     Raises ConfigError for an instance count out of range.
     """
     try:
@@ -130,7 +130,13 @@ async def start_fleet(
     passwords: dict[str, str] = {}
     for index, profile in enumerate(profiles):
         sim = InstanceSim(
-            profile, seed=seed, index=index, clock=clock, job_seconds=job_seconds, conda_seconds=conda_seconds
+            profile,
+            seed=seed,
+            index=index,
+            clock=clock,
+            fs=workdir / profile.name / "fs",
+            job_seconds=job_seconds,
+            conda_seconds=conda_seconds,
         )
         passwords[profile.name] = secrets.token_urlsafe(12)
         # ed25519 keys cost ~0.1 ms each: one per server, as real instances have

@@ -30,10 +30,10 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from gpu_tui.core.jobs import JobRequest
-from gpu_tui.demo.condacatalog import CONDA_EXE, CONDA_ROOT
-from gpu_tui.demo.condasim import CONDA_SECONDS, START_ENVS, CondaSim
+from gpu_tui.demo.condarun import CONDA_EXE, CONDA_ROOT, CONDA_SECONDS, START_ENVS, CondaBox
 from gpu_tui.demo.profiles import JobSpec, Profile
 from gpu_tui.demo.tqdmbar import mmss, tqdm_redraw
 from gpu_tui.services.jobs.sched_plain import RUNNER_NAME
@@ -57,8 +57,8 @@ JOB_SECONDS = 150.0
 HOME = "/root"
 STATE_DIR = HOME + "/.gpu-tui"
 """The state dir as `state_dir_path` resolves it (the default `~/.gpu-tui`, logged in as root)."""
-CONDA_ENVS = tuple(name for name, _, _ in START_ENVS if name != "base")
-"""Environments besides `base` when the fleet starts (demo/condasim.py; `conda create` adds more)."""
+CONDA_ENVS = tuple(name for name, _ in START_ENVS if name != "base")
+"""Environments besides `base` when the fleet starts (demo/condarun.py; `conda create` adds more)."""
 
 _REDRAW_S = 0.5  # a bar update every half second of run time (tqdm's mininterval is 0.1 s)
 _HISTORY_UPDATES = 300  # a job that existed before the fleet started: its past, thinned
@@ -319,7 +319,7 @@ def _header(gpu_name: str, gpu_count: int, note: str | None) -> str:
 
 
 class JobTable:
-    """One demo instance's jobs, its runner install and its conda (`conda`, demo/condasim.py), as
+    """One demo instance's jobs, its runner install and its conda (`conda`, demo/condarun.py), as
     the job and conda scripts see them."""
 
     def __init__(
@@ -329,6 +329,7 @@ class JobTable:
         clock: Callable[[], float],
         t0: float,
         seed_key: str,
+        fs: Path,
         job_seconds: float = JOB_SECONDS,
         conda_seconds: float = CONDA_SECONDS,
     ) -> None:
@@ -340,8 +341,9 @@ class JobTable:
         """Runner scripts installed in `<state_dir>/bin/` (their file names)."""
         self._rng = random.Random(f"gpu-tui-demo-jobs:{seed_key}")
         self._next_pid = 20_000 + self._rng.randrange(20_000)
-        self.conda = CondaSim(new_pid=self.new_pid, seed_key=seed_key, seconds=conda_seconds)
-        """The instance's conda install: envs, and conda/pip operations (pids from this table's counter)."""
+        self.conda = CondaBox(fs, new_pid=self.new_pid, seed_key=seed_key, seconds=conda_seconds)
+        """The instance's `/` (`fs`) with its conda install, and conda/pip operations (pids from this
+        table's counter)."""
         for spec in profile.jobs:
             self._add_existing(spec, t0)
 

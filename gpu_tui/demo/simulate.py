@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from gpu_tui.demo.condasim import CONDA_SECONDS
+from gpu_tui.demo.condarun import CONDA_SECONDS
 from gpu_tui.demo.jobs import JOB_SECONDS, JobTable
 from gpu_tui.demo.profiles import AppSpec, Profile, TrainingSpec, Workload
 from gpu_tui.demo.tqdmbar import mmss, tqdm_redraw
@@ -161,9 +161,11 @@ class InstanceSim:
         seed: int,
         index: int,
         clock: Callable[[], float],
+        fs: Path,
         job_seconds: float = JOB_SECONDS,
         conda_seconds: float = CONDA_SECONDS,
     ) -> None:
+        """`fs`: a folder for the instance's `/` (its conda install lies there)."""
         rng = random.Random(f"gpu-tui-demo:{seed}:{index}:{profile.name}")
         self.profile = profile
         self.clock = clock
@@ -200,6 +202,7 @@ class InstanceSim:
             clock=clock,
             t0=self.t0,
             seed_key=f"{seed}:{index}",
+            fs=fs,
             job_seconds=job_seconds,
             conda_seconds=conda_seconds,
         )

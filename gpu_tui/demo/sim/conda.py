@@ -40,7 +40,6 @@ Stdlib only; imports what a command needs (``json``/``subprocess`` only when use
 from __future__ import annotations
 
 import os
-import sys
 
 from . import condastate as st
 from . import condatext as ct
@@ -100,10 +99,10 @@ def activation_env(prefix: str, environ: Mapping[str, str]) -> dict[str, str]:
         "CONDA_SHLVL": str(shlvl + 1),
         "CONDA_DEFAULT_ENV": shown,
         "CONDA_PROMPT_MODIFIER": f"({shown}) ",
-        "CONDA_EXE": os.path.join(st.ROOT, "bin", "conda"),
+        "CONDA_EXE": os.path.join(st.root(), "bin", "conda"),
         "_CE_M": "",
         "_CE_CONDA": "",
-        "CONDA_PYTHON_EXE": os.path.join(st.ROOT, "bin", "python"),
+        "CONDA_PYTHON_EXE": os.path.join(st.root(), "bin", "python"),
     }
     if old:
         new[f"CONDA_PREFIX_{shlvl}"] = old
@@ -119,12 +118,12 @@ def cmd_shell(shell: str, argv: list[str]) -> int:
         raise Usage(f"the fake conda expects `conda {shell} hook|activate|deactivate`")
     action, rest = argv[0], argv[1:]
     if action == "hook":
-        conda = os.path.join(st.ROOT, "bin", "conda")
+        conda = os.path.join(st.root(), "bin", "conda")
         out("\n".join([
             f"export CONDA_EXE={sh_quote(conda)}",
             "export _CE_M=''",
             "export _CE_CONDA=''",
-            f"export CONDA_PYTHON_EXE={sh_quote(os.path.join(st.ROOT, 'bin', 'python'))}",
+            f"export CONDA_PYTHON_EXE={sh_quote(os.path.join(st.root(), 'bin', 'python'))}",
             "",
             "__conda_exe() (",
             '    "$CONDA_EXE" $_CE_M $_CE_CONDA "$@"',
@@ -151,7 +150,7 @@ def cmd_shell(shell: str, argv: list[str]) -> int:
             "",
             'if [ -z "${CONDA_SHLVL+x}" ]; then',
             "    \\export CONDA_SHLVL=0",
-            f'    export PATH={sh_quote(os.path.join(st.ROOT, "condabin"))}":${{PATH:-}}"',
+            f'    export PATH={sh_quote(os.path.join(st.root(), "condabin"))}":${{PATH:-}}"',
             "fi",
             "",
             "conda activate base" if "--no-auto" not in rest else "",
@@ -161,7 +160,7 @@ def cmd_shell(shell: str, argv: list[str]) -> int:
         args = [a for a in rest if not a.startswith("-")]
         target = args[0] if args else "base"
         if target in ("base", "root"):
-            prefix = st.ROOT
+            prefix = st.root()
         elif "/" in target:
             prefix = os.path.abspath(os.path.expanduser(target))
             if not is_env(prefix):
@@ -222,7 +221,7 @@ def cmd_activate(command: str) -> int:
 
 
 def init_block() -> str:
-    conda = os.path.join(st.ROOT, "bin", "conda")
+    conda = os.path.join(st.root(), "bin", "conda")
     return "\n".join([
         BLOCK_START,
         "# !! Contents within this block are managed by 'conda init' !!",
@@ -230,10 +229,10 @@ def init_block() -> str:
         "if [ $? -eq 0 ]; then",
         '    eval "$__conda_setup"',
         "else",
-        f'    if [ -f "{st.ROOT}/etc/profile.d/conda.sh" ]; then',
-        f'        . "{st.ROOT}/etc/profile.d/conda.sh"',
+        f'    if [ -f "{st.root()}/etc/profile.d/conda.sh" ]; then',
+        f'        . "{st.root()}/etc/profile.d/conda.sh"',
         "    else",
-        f'        export PATH="{st.ROOT}/bin:$PATH"',
+        f'        export PATH="{st.root()}/bin:$PATH"',
         "    fi",
         "fi",
         "unset __conda_setup",
@@ -281,7 +280,7 @@ def cmd_init(argv: list[str]) -> int:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(new)
         rcs.append((path, new != text))
-    sys.stdout.write("".join(ct.init_report(st.ROOT, rcs)))
+    st.write("".join(ct.init_report(st.root(), rcs)))
     return 0
 
 
@@ -315,12 +314,12 @@ def cmd_run(argv: list[str]) -> int:
         else:
             stdout, stderr, rc = "", f"{script}: line 3: {call[0]}: command not found\n", 127
         if capture:
-            sys.stderr.write(stderr + "\n")
+            st.err(stderr + "\n")
         else:
-            sys.stderr.write(stderr)
+            st.err(stderr)
     except PermissionError:
         stdout, stderr, rc = "", f"{script}: line 3: {call[0]}: Permission denied\n", 126
-        sys.stderr.write(stderr + ("\n" if capture else ""))
+        st.err(stderr + ("\n" if capture else ""))
     else:
         if capture:
             raw_out, raw_err = proc.communicate()
@@ -329,7 +328,7 @@ def cmd_run(argv: list[str]) -> int:
             if stdout:
                 out(stdout)
             if stderr:
-                sys.stderr.write(stderr + "\n")
+                st.err(stderr + "\n")
         else:
             proc.wait()
         rc = proc.returncode
@@ -337,7 +336,7 @@ def cmd_run(argv: list[str]) -> int:
             rc = 128 - rc
     if rc != 0:
         flush()
-        sys.stderr.write(f"ERROR conda.cli.main_run:execute(125): `conda run {' '.join(call)}` failed. "
+        st.err(f"ERROR conda.cli.main_run:execute(125): `conda run {' '.join(call)}` failed. "
                          "(See above for error)\n")
     return rc
 
@@ -346,9 +345,12 @@ UNSUPPORTED = ("clean", "commands", "compare", "config", "export", "notices", "p
                "update", "upgrade", "doctor")
 
 
-def main(argv: list[str], root: str, state_dir: str | None = None) -> int:
-    """Run ``conda ARGV`` for the install at ``root``, its state files in ``state_dir``."""
-    st.ROOT, st.STATE_DIR = root, state_dir
+def main(argv: list[str], root: str, state_dir: str | None = None, io: st.Io | None = None) -> int:
+    """Run ``conda ARGV`` for the install at ``root``, its state files in ``state_dir``; ``io``:
+    where it writes, reads and waits (this process's stdio, else)."""
+    run = io or st.Io()
+    run.root, run.state_dir = root, state_dir
+    st.set_io(run)
     json_mode = "--json" in argv
     try:
         return dispatch(argv)
@@ -370,11 +372,11 @@ def main(argv: list[str], root: str, state_dir: str | None = None) -> int:
             d.update(e.extra)
             dump_json(d)
         else:
-            sys.stderr.write(ct.error(e.name, e.message))
+            st.err(ct.error(e.name, e.message))
         return e.rc
     except Usage as e:
         flush()
-        sys.stderr.write(f"{e.usage}\nconda: error: {e}\n")
+        st.err(f"{e.usage}\nconda: error: {e}\n")
         return 2
     except BrokenPipeError:
         return 1

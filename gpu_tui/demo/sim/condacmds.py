@@ -5,8 +5,6 @@ list / remove, list, create, install, remove.
 from __future__ import annotations
 
 import os
-import sys
-import time
 
 from . import condastate as st
 from . import condatext as ct
@@ -14,7 +12,6 @@ from .condastate import (
     DEFAULT_CHANNELS,
     KNOWN,
     NAME_FORBIDDEN,
-    PYTHON_DEPS,
     SOLVER_UA,
     CondaError,
     CondaValueError,
@@ -24,7 +21,7 @@ from .condastate import (
     channel_of,
     conda_version,
     confirm,
-    delay,
+    deps_of,
     dist_line,
     dump_json,
     env_name,
@@ -48,7 +45,7 @@ from .condastate import (
     same,
     unavailable,
 )
-from .condatext import BASE_PYTHON, PLATFORM
+from .condatext import BASE_PYTHON, PLATFORM, PYTHONS
 
 TYPE_CHECKING = False  # typing costs a fake ~30 ms a start: annotations only
 if TYPE_CHECKING:
@@ -68,32 +65,32 @@ def info_dict(with_envs: bool = True) -> dict[str, Any]:
         "UID": uid,
         "active_prefix": ap,
         "active_prefix_name": (env_name(ap) or ap) if ap else None,
-        "av_data_dir": os.path.join(st.ROOT, "etc", "conda"),
+        "av_data_dir": os.path.join(st.root(), "etc", "conda"),
         "av_metadata_url_base": None,
         "channels": list(DEFAULT_CHANNELS),
         "conda_build_version": "not installed",
         "conda_env_version": ver,
-        "conda_location": os.path.join(st.ROOT, "lib", "python3.12", "site-packages", "conda"),
-        "conda_prefix": st.ROOT,
+        "conda_location": os.path.join(st.root(), "lib", "python3.12", "site-packages", "conda"),
+        "conda_prefix": st.root(),
         "conda_shlvl": int(os.environ.get("CONDA_SHLVL", "-1") or -1),
         "conda_version": ver,
         "config_files": [],
-        "default_prefix": ap or st.ROOT,
+        "default_prefix": ap or st.root(),
         "env_vars": {},
         "envs_dirs": envs_dirs(),
         "netrc_file": None,
         "offline": False,
-        "pkgs_dirs": [os.path.join(st.ROOT, "pkgs"), os.path.join(home(), ".conda", "pkgs")],
+        "pkgs_dirs": [os.path.join(st.root(), "pkgs"), os.path.join(home(), ".conda", "pkgs")],
         "platform": PLATFORM,
         "python_version": BASE_PYTHON + ".final.0",
         "rc_path": os.path.join(home(), ".condarc"),
         "requests_version": "2.32.3",
-        "root_prefix": st.ROOT,
-        "root_writable": os.access(st.ROOT, os.W_OK),
+        "root_prefix": st.root(),
+        "root_writable": os.access(st.root(), os.W_OK),
         "site_dirs": [],
         "solver": {"default": True, "name": "libmamba", "user_agent": SOLVER_UA},
-        "sys.executable": os.path.join(st.ROOT, "bin", "python"),
-        "sys.prefix": st.ROOT,
+        "sys.executable": os.path.join(st.root(), "bin", "python"),
+        "sys.prefix": st.root(),
         "sys.version": BASE_PYTHON + " | packaged by Anaconda, Inc. | (main, Oct  4 2024, 13:27:36) [GCC 11.2.0]",
         "user_agent": f"conda/{ver} requests/2.32.3 CPython/{BASE_PYTHON} Linux/{os.uname().release} "
                       f"glibc/2.36 {SOLVER_UA}",
@@ -116,12 +113,12 @@ def cmd_info(argv: list[str]) -> int:
         raise Usage(f"unrecognized arguments: {' '.join(pos)}", usage)
     if opts.get("json"):
         if opts.get("base"):
-            dump_json({"root_prefix": st.ROOT})
+            dump_json({"root_prefix": st.root()})
         else:
             dump_json(info_dict())
         return 0
     if opts.get("base"):
-        out(st.ROOT)
+        out(st.root())
         return 0
     if opts.get("envs") and not opts.get("all"):
         print_envs(all_prefixes())
@@ -142,7 +139,7 @@ def cmd_info(argv: list[str]) -> int:
         ("python version", d["python_version"]),
         ("solver", "libmamba (default)"),
         ("virtual packages", ["=".join(v) for v in d["virtual_pkgs"]]),
-        ("base environment", f"{st.ROOT}  ({'writable' if d['root_writable'] else 'read only'})"),
+        ("base environment", f"{st.root()}  ({'writable' if d['root_writable'] else 'read only'})"),
         ("conda av data dir", d["av_data_dir"]),
         ("conda av metadata url", "None"),
         ("channel URLs", d["channels"]),
@@ -202,18 +199,16 @@ def remove_env(opts: Opts) -> int:
     if opts.get("name") is None and opts.get("prefix") is None:
         raise CondaValueError(ct.need_target("remove"))
     prefix = locate(opts.get("name"), opts.get("prefix"))
-    active = active_prefix() or st.ROOT
-    if same(prefix, active):
+    if same(prefix, st.root()):
+        raise CondaError(ct.REMOVE_ROOT, "CondaEnvironmentError")
+    if same(prefix, active_prefix() or st.root()):
         raise CondaError(
             "Cannot remove current environment. Deactivate and run conda remove again", "CondaEnvironmentError"
         )
-    if same(prefix, st.ROOT):
-        raise CondaError(ct.REMOVE_ROOT, "CondaEnvironmentError")
     require_env(prefix)
     pkgs = read_packages(prefix)
     if not opts.get("json"):
-        sys.stderr.write(f"\nRemove all packages in environment {prefix}:\n\n")
-        sys.stderr.flush()
+        st.err(f"\nRemove all packages in environment {prefix}:\n\n")
         print_plan(prefix, [], removed=[dist_line(v[2], n, v[0]) for n, v in sorted(pkgs.items())], solve=False)
     confirm(
         f"Everything found within the environment ({prefix}), including any conda environment "
@@ -225,7 +220,7 @@ def remove_env(opts: Opts) -> int:
     if not opts.get("json"):
         run_transaction()
     else:
-        time.sleep(delay())
+        st.io().pause()
     import shutil
 
     shutil.rmtree(prefix, ignore_errors=True)
@@ -296,10 +291,20 @@ def cmd_list(argv: list[str]) -> int:
     return 0
 
 
-def check_available(names: list[str], channels: list[str]) -> None:
-    missing = [n for n in names if unavailable(n)]
-    if missing:
-        raise CondaError(ct.not_found(missing, channels or ["defaults"]), "PackagesNotFoundError")
+def check_available(specs: list[str], opts: Opts) -> list[tuple[str | None, str, str]]:
+    """The specs parsed; PackagesNotFoundError (after the solve's lines) if a channel lacks one."""
+    parsed = [parse_spec(s) for s in specs]
+
+    def missing(name: str, constraint: str) -> bool:
+        pinned = constraint[:1] == "=" and name == "python"
+        return unavailable(name) or pinned and ".".join(constraint.lstrip("=").split(".")[:2]) not in PYTHONS
+
+    lacking = [s.strip() for s, (_, n, c) in zip(specs, parsed, strict=True) if missing(n, c)]
+    if lacking:
+        if not opts.get("json"):
+            st.write(ct.channels(opts["channel"] or ["defaults"]) + ct.METADATA + "Solving environment: failed\n")
+        raise CondaError(ct.not_found(lacking, opts["channel"] or DEFAULT_CHANNELS), "PackagesNotFoundError")
+    return parsed
 
 
 def cmd_create(argv: list[str]) -> int:
@@ -314,10 +319,9 @@ def cmd_create(argv: list[str]) -> int:
         if bad or not name.strip():
             raise CondaValueError(f"Invalid environment name: {name!r}\n  Characters not allowed: {NAME_FORBIDDEN}")
     prefix = locate(name, opts.get("prefix"))
-    if same(prefix, st.ROOT):
+    if same(prefix, st.root()):
         raise CondaValueError(ct.BASE_TARGET)
-    parsed = [parse_spec(s) for s in specs]
-    check_available([p[1] for p in parsed], opts["channel"])
+    parsed = check_available(specs, opts)
     quiet_json = opts.get("json")
     if is_env(prefix):
         if not quiet_json:
@@ -338,14 +342,13 @@ def cmd_create(argv: list[str]) -> int:
     want = {}
     for ch, n, c in parsed:
         want[n] = dist_line(channel_of(opts["channel"], ch), n, resolve_version(n, c))
-    if "python" in want:
-        for dep in PYTHON_DEPS:
-            want.setdefault(dep, dist_line("defaults", dep, KNOWN[dep]))
+    for dep in deps_of(list(want)):
+        want.setdefault(dep, dist_line("defaults", dep, KNOWN[dep]))
     if not quiet_json:
         print_plan(prefix, specs, new=[want[n] for n in sorted(want)], cli_channels=opts["channel"])
     confirm("Proceed", assume_yes=opts.get("yes") or quiet_json, dry_run=opts.get("dry_run"))
     if quiet_json:
-        time.sleep(delay())
+        st.io().pause()
     else:
         run_transaction()
     added = make_prefix(prefix, specs, argv=["create"] + list(argv), channel=channel)
@@ -353,7 +356,7 @@ def cmd_create(argv: list[str]) -> int:
     if quiet_json:
         dump_json({"actions": {"LINK": added, "PREFIX": prefix}, "prefix": prefix, "success": True})
         return 0
-    sys.stdout.write(ct.activate_hint(name or prefix))
+    st.write(ct.activate_hint(name or prefix))
     return 0
 
 
@@ -364,8 +367,7 @@ def cmd_install(argv: list[str], verb: str = "install") -> int:
     prefix = locate(opts.get("name"), opts.get("prefix"), must_exist=True)
     if not specs:
         raise CondaValueError(ct.NO_SPECS)
-    parsed = [parse_spec(s) for s in specs]
-    check_available([p[1] for p in parsed], opts["channel"])
+    parsed = check_available(specs, opts)
     have = read_packages(prefix)
     new, updated, removed = [], [], []
     for ch, n, c in parsed:
@@ -378,23 +380,22 @@ def cmd_install(argv: list[str], verb: str = "install") -> int:
             updated.append(line)
         else:
             new.append(line)
-    if "python" in [p[1] for p in parsed] and "python" not in have:
-        for dep in PYTHON_DEPS:
-            if dep not in have:
-                new.append(dist_line("defaults", dep, KNOWN[dep]))
+    for dep in deps_of([p[1] for p in parsed if p[1] not in have]):
+        if dep not in have:
+            new.append(dist_line("defaults", dep, KNOWN[dep]))
     json_mode = opts.get("json")
     if not new and not updated:
         if json_mode:
             dump_json({"message": "All requested packages already installed.", "success": True})
         else:
-            sys.stdout.write(ct.channels(opts["channel"] or ["defaults"]) + ct.METADATA + ct.SOLVED
+            st.write(ct.channels(opts["channel"] or ["defaults"]) + ct.METADATA + ct.SOLVED
                              + ct.ALREADY_INSTALLED)
         return 0
     if not json_mode:
         print_plan(prefix, specs, new=new, updated=updated, cli_channels=opts["channel"])
     confirm("Proceed", assume_yes=opts.get("yes") or json_mode, dry_run=opts.get("dry_run"))
     if json_mode:
-        time.sleep(delay())
+        st.io().pause()
     else:
         run_transaction()
     with open(os.path.join(prefix, "conda-meta", "history"), "a", encoding="utf-8") as f:
@@ -411,7 +412,7 @@ def cmd_remove(argv: list[str], verb: str = "remove") -> int:
     opts, names = parse(argv, usage, flags={"--all": "all", "--force": "force"})
     if opts.get("all"):
         if opts.get("name") is None and opts.get("prefix") is None:
-            opts["prefix"] = active_prefix() or st.ROOT
+            opts["prefix"] = active_prefix() or st.root()
         return remove_env(opts)
     if not names:
         raise CondaValueError(f'no package names supplied,\n       try "conda {verb} -h" for more details')
@@ -424,7 +425,7 @@ def cmd_remove(argv: list[str], verb: str = "remove") -> int:
             + "".join(f"  - {m}\n" for m in missing),
             "PackagesNotFoundError",
         )
-    if same(prefix, st.ROOT) and any(n.lower() in ("python", "conda") for n in names):
+    if same(prefix, st.root()) and any(n.lower() in ("python", "conda") for n in names):
         raise CondaError("cannot remove python, conda from root environment", "CondaEnvironmentError")
     removed = [dist_line(have[n.lower()][2], n.lower(), have[n.lower()][0]) for n in names]
     if not opts.get("json"):

@@ -1,6 +1,8 @@
 """The sshd tier's conda (sim/conda.py): its state, its install on disk (envs, conda-meta/history,
-environments.txt), its output helpers and its argument parser. ``ROOT`` and ``STATE_DIR`` are
-set by ``conda.main``; tests/sshd.py builds installs with ``make_prefix`` and reads them with
+environments.txt), its output layer (`Io`) and its argument parser. ``conda.main`` runs a call
+with an `Io` (the install's root, its state dir, where it writes, reads and waits), one per
+thread: the fake's is its own process's, the demo gives each operation its own
+(demo/condarun.py). tests/sshd.py builds installs with ``make_prefix`` and reads them with
 ``read_packages``.
 """
 
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 from . import condatext as ct
@@ -29,9 +32,12 @@ KNOWN = {
     "openssl": "3.0.15", "numpy": "1.26.4", "pandas": "2.2.2", "scipy": "1.13.1",
     "requests": "2.32.3", "pytorch": "2.3.0", "torchvision": "0.18.1", "transformers": "4.45.2",
     "cudatoolkit": "11.8.0", "pytorch-cuda": "12.1", "matplotlib": "3.9.2", "tqdm": "4.66.5",
-    "jupyter": "1.0.0", "ipykernel": "6.29.5",
+    "jupyter": "1.0.0", "ipykernel": "6.29.5", "python-dateutil": "2.9.0post0", "pytz": "2024.1",
+    "tzdata": "2024a", "six": "1.16.0",
 }
 PYTHON_DEPS = ("ca-certificates", "openssl", "pip", "setuptools", "wheel")
+DEPS = {"python": PYTHON_DEPS, "pandas": ("numpy", "python-dateutil", "pytz", "tzdata"), "python-dateutil": ("six",)}
+"""What a package brings with it (conda's solver, in small)."""
 BASE_PACKAGES = ("conda", "requests")
 NAME_FORBIDDEN = ("/", " ", ":", "#")
 
@@ -60,13 +66,74 @@ class Usage(Exception):
 # ---------------------------------------------------------------------------------- state
 
 
-ROOT = ""  # the install's root prefix, and where its state lies: set by main()
-STATE_DIR: str | None = None
+class Cancelled(BaseException):
+    """Raised in a run whose `Io` was cancelled (a signal): it stops before the env changes."""
+
+
+class Io:
+    """One call's install (`root`, `state_dir`) and its I/O: the process's own stdout, stderr,
+    stdin, environment and HOME; `pause` is the transaction's wait (the `delay` state)."""
+
+    def __init__(self, root: str = "", state_dir: str | None = None) -> None:
+        self.root, self.state_dir = root, state_dir
+
+    def write(self, text: str) -> None:
+        sys.stdout.write(text)
+
+    def error(self, text: str) -> None:
+        flush()
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    def flush(self) -> None:
+        sys.stdout.flush()
+
+    def readline(self) -> str:
+        return sys.stdin.readline() if sys.stdin else ""
+
+    def getenv(self, name: str) -> str | None:
+        return os.environ.get(name)
+
+    def home(self) -> str:
+        return os.path.expanduser("~")
+
+    def pause(self) -> None:
+        d = delay()
+        end = time.monotonic() + d
+        while d > 0 and time.monotonic() < end:
+            time.sleep(min(0.1, end - time.monotonic()))
+
+
+_DEFAULT_IO = Io()
+_local = threading.local()
+
+
+def io() -> Io:
+    """This thread's run (set by ``conda.main``), else the process's own."""
+    current: Io = getattr(_local, "io", None) or _DEFAULT_IO
+    return current
+
+
+def set_io(value: Io | None) -> None:
+    _local.io = value
+
+
+def root() -> str:
+    """The install's root prefix."""
+    return io().root
+
+
+def write(text: str) -> None:
+    io().write(text)
+
+
+def err(text: str) -> None:
+    io().error(text)
 
 
 def state(name: str, default: str = "") -> str:
     try:
-        with open(os.path.join(STATE_DIR or "/nonexistent", name), encoding="utf-8") as f:
+        with open(os.path.join(io().state_dir or "/nonexistent", name), encoding="utf-8") as f:
             value = f.read().strip()
     except OSError:
         return default
@@ -103,7 +170,7 @@ def unavailable(name: str) -> bool:
 
 
 def home() -> str:
-    return os.path.expanduser("~")
+    return io().home()
 
 
 def base_name() -> str:
@@ -111,7 +178,7 @@ def base_name() -> str:
 
 
 def envs_dirs() -> list[str]:
-    return [os.path.join(ROOT, "envs"), os.path.join(home(), ".conda", "envs")]
+    return [os.path.join(root(), "envs"), os.path.join(home(), ".conda", "envs")]
 
 
 def environments_txt() -> str:
@@ -127,7 +194,7 @@ def same(a: str, b: str) -> bool:
 
 
 def all_prefixes() -> list[str]:
-    found = {ROOT}
+    found = {root()}
     try:
         with open(environments_txt(), encoding="utf-8") as f:
             for line in f:
@@ -150,7 +217,7 @@ def all_prefixes() -> list[str]:
 
 def env_name(prefix: str) -> str:
     """What conda shows for a prefix: base, the dir name inside an envs dir, else ''."""
-    if same(prefix, ROOT):
+    if same(prefix, root()):
         return base_name()
     if any(same(os.path.dirname(prefix), d) for d in envs_dirs()):
         return os.path.basename(prefix)
@@ -158,14 +225,14 @@ def env_name(prefix: str) -> str:
 
 
 def active_prefix() -> str | None:
-    return os.environ.get("CONDA_PREFIX") or None
+    return io().getenv("CONDA_PREFIX") or None
 
 
 def real_python() -> str:
-    link = os.path.join(ROOT, "bin", "python")
+    link = os.path.join(root(), "bin", "python")
     try:
         target = os.readlink(link)
-        return target if os.path.isabs(target) else os.path.join(ROOT, "bin", target)
+        return target if os.path.isabs(target) else os.path.join(root(), "bin", target)
     except OSError:
         return sys.executable
 
@@ -178,7 +245,7 @@ def locate(name: str | None = None, prefix: str | None = None, must_exist: bool 
         if not name.strip():
             raise CondaError("Environment name cannot be empty", "CondaValueError")
         if name in ("base", "root"):
-            target = ROOT
+            target = root()
         elif "/" in name:
             raise CondaValueError(f"'/' not allowed in environment name: {name}")
         else:
@@ -187,7 +254,7 @@ def locate(name: str | None = None, prefix: str | None = None, must_exist: bool 
     elif prefix is not None:
         target = os.path.abspath(os.path.expanduser(prefix))
     else:
-        target = active_prefix() or ROOT
+        target = active_prefix() or root()
     if must_exist:
         require_env(target)
     return target
@@ -250,6 +317,18 @@ def resolve_version(name: str, constraint: str) -> str:
     return c if c.count(".") >= 2 else c + ".0"
 
 
+def deps_of(names: Seq) -> list[str]:
+    """What `names` bring with them, recursively, not counting `names`."""
+    out: list[str] = []
+    todo = list(names)
+    while todo:
+        for dep in DEPS.get(todo.pop(), ()):
+            if dep not in out and dep not in names:
+                out.append(dep)
+                todo.append(dep)
+    return out
+
+
 def channel_of(cli_channels: list[str], spec_channel: str | None) -> str:
     ch = spec_channel or (cli_channels[0] if cli_channels else "defaults")
     return "defaults" if ch in ("defaults", "pkgs/main") else ch
@@ -288,7 +367,7 @@ def history_entry(
 ) -> str:
     lines = [
         time.strftime("==> %Y-%m-%d %H:%M:%S <=="),
-        "# cmd: " + " ".join([conda_exe or os.path.join(ROOT, "bin", "conda")] + list(argv)),
+        "# cmd: " + " ".join([conda_exe or os.path.join(root(), "bin", "conda")] + list(argv)),
         "# conda version: " + conda_version(),
     ]
     lines += ["-" + d for d in removed]
@@ -321,9 +400,9 @@ def make_prefix(
     for spec in specs:
         ch, name, constraint = parse_spec(spec)
         want[name] = (channel_of([channel], ch), resolve_version(name, constraint))
+    for dep in deps_of(list(want)):
+        want.setdefault(dep, ("defaults", KNOWN[dep]))
     if "python" in want:
-        for dep in PYTHON_DEPS:
-            want.setdefault(dep, ("defaults", KNOWN[dep]))
         link_python(prefix, python)
     for name in sorted(want):
         added.append(dist_line(want[name][0], name, want[name][1]))
@@ -336,18 +415,18 @@ def make_prefix(
 
 
 def out(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+    write(text + "\n")
 
 
 def dump_json(obj: object) -> None:
     import json
 
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, separators=(",", ": ")) + "\n")
+    write(json.dumps(obj, indent=2, sort_keys=True, separators=(",", ": ")) + "\n")
 
 
 def flush() -> None:
     try:
-        sys.stdout.flush()
+        io().flush()
     except BrokenPipeError:
         pass
 
@@ -361,9 +440,9 @@ def confirm(message: str, default: str = "yes", assume_yes: object = False, dry_
     options = "/".join(f"[{c[0]}]" if c == default else c[0] for c in ("yes", "no"))
     choices = {"yes": "yes", "y": "yes", "no": "no", "n": "no", "": default}
     while True:
-        sys.stdout.write(f"{message} ({options})? ")
+        write(f"{message} ({options})? ")
         flush()
-        answer = sys.stdin.readline().strip().lower() if sys.stdin else ""
+        answer = io().readline().strip().lower()
         if answer in choices:
             out()
             flush()
@@ -375,7 +454,7 @@ def confirm(message: str, default: str = "yes", assume_yes: object = False, dry_
 
 def print_envs(prefixes: list[str]) -> None:
     active = active_prefix()
-    sys.stdout.write(ct.env_list([(env_name(p), bool(active and same(p, active)), p) for p in prefixes]))
+    write(ct.env_list([(env_name(p), bool(active and same(p, active)), p) for p in prefixes]))
 
 
 def print_plan(
@@ -383,7 +462,7 @@ def print_plan(
     solve: bool = True,
 ) -> None:
     if solve:
-        sys.stdout.write(ct.channels([c for c in cli_channels if c] or ["defaults"]) + ct.METADATA + ct.SOLVED)
+        write(ct.channels([c for c in cli_channels if c] or ["defaults"]) + ct.METADATA + ct.SOLVED)
 
     def row(d: str) -> str:
         chan_plat, _, dist = d.rpartition("::")
@@ -392,17 +471,14 @@ def print_plan(
 
     groups = (("NEW packages will be INSTALLED", new), ("packages will be UPDATED", updated),
               ("packages will be REMOVED", removed))
-    sys.stdout.write(ct.plan(prefix, specs, [(title, [row(d) for d in dists]) for title, dists in groups]))
+    write(ct.plan(prefix, specs, [(title, [row(d) for d in dists]) for title, dists in groups]))
 
 
 def run_transaction() -> None:
-    sys.stdout.write(ct.EXTRACTING)
+    write(ct.EXTRACTING)
     flush()
-    d = delay()
-    end = time.monotonic() + d
-    while d > 0 and time.monotonic() < end:
-        time.sleep(min(0.1, end - time.monotonic()))
-    sys.stdout.write("\n" + ct.PREPARED + ct.VERIFIED + ct.EXECUTED)
+    io().pause()
+    write("\n" + ct.PREPARED + ct.VERIFIED + ct.EXECUTED)
 
 
 # ----------------------------------------------------------------------------- arg parsing
