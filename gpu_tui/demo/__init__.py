@@ -13,7 +13,8 @@ running with a growing tqdm log (`l` shows it, `x` stops it), the idle box one t
 after `job_seconds` (2.5 min). Conda is at /root/miniconda3 with envs `llm` and `py311`, and
 the conda manager (`e`) works: create, remove, conda/pip install and `conda init` stream
 conda's and pip's output over a few seconds (`conda_seconds`, 6 s for a create) and change the
-env list when they finish; `x` cancels one (demo/condasim.py).
+env list when they finish; `x` cancels one (demo/condarun.py: the sshd tier's conda, sim/conda.py,
+run in-process on an install on disk in the work dir).
 Easter egg, to see the failure alert: a command with the word `oom` in it (`python train.py
 --oom`) fails with a CUDA out-of-memory traceback, exit 1, about 40 % of the way through.
 

@@ -1,6 +1,6 @@
 """The demo's answers to gpu-tui's job and conda scripts (services/jobs/runner.py,
 services/jobs/sched_plain.py, services/conda.py, services/killable.py), from the instance's
-simulated job table (demo/jobs.py) and conda install (demo/condasim.py; demo/condascripts.py does
+simulated job table (demo/jobs.py) and conda install (demo/condarun.py; demo/condascripts.py does
 the conda part). Nothing is executed.
 
 Each job script is recognised by calling the service's own builder with placeholders

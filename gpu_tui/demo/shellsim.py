@@ -16,7 +16,7 @@ optionally a `tick` to repeat every `interval` seconds for as long as the channe
 - gpu-tui's job and conda scripts and commands (list, start, stop, log window and follow,
   prune, runner install, conda discovery, env pythons and sizes; the conda manager's create,
   remove, install, pip install and init, streamed, and their cancel): answered from the
-  instance's simulated job table and conda install, see jobscripts.py and condasim.py;
+  instance's simulated job table and conda install, see jobscripts.py and condarun.py;
   nothing the user types is run.
 - `true`, `false`, `exit N`, `hostname`; anything else: `sh: 1: CMD: not found`, exit 127.
 """

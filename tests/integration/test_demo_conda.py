@@ -1,6 +1,6 @@
 """The conda manager's commands on `gpu-tui demo`'s simulated fleet, through the app's real SSH
 path and the services the screen uses (gpu_tui.services.conda, gpu_tui.services.killable): the
-demo answers them from its simulated conda install (gpu_tui/demo/condasim.py). Nothing is run.
+demo answers them from its conda install on disk (gpu_tui/demo/condarun.py, running sim/conda.py). Nothing is run.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The simulated conda of the sshd tier: a miniconda-like install on disk, run by
-tests/fakes/conda (its ``bin/conda``). What it prints is sim/condatext.py's, the forms the
-demo's in-memory conda (demo/condaops.py) prints too. This module: activation, the shell hooks,
+tests/fakes/conda (its ``bin/conda``), and the demo's (demo/condarun.py runs ``main`` in-process
+with its own output layer, `condastate.Io`). What it prints is sim/condatext.py's. This module: activation, the shell hooks,
 ``init``, ``run``, the entry point; condacmds.py the env commands (info, env, list, create,
 install, remove); condastate.py the state, the install on disk, the output and the parser.
 

@@ -1,6 +1,5 @@
-"""What the simulated conda prints, one copy for its two homes: the demo's in-memory install
-(demo/condaops.py, demo/condaoutput.py) and the sshd tier's install on disk (sim/conda.py, run
-by tests/fakes/conda). conda 24.x's forms: the channels header, the Package Plan, the
+"""What the simulated conda (sim/conda.py: run by tests/fakes/conda, and in-process by the demo,
+demo/condarun.py) prints. conda 24.x's forms: the channels header, the Package Plan, the
 transaction lines, the error texts, `conda init`'s report, the env list; and the versions both
 installs claim.
 
