@@ -260,22 +260,26 @@ class CondaBox:
 
     def _now(self, args: list[str]) -> Program:
         """A command that changes nothing, answered at once (stdout and stderr apart)."""
-        out, err = _Capture(self), _Capture(self)
-        out.error = err.write  # type: ignore[method-assign]
+        cap = _Capture(self)
         try:
-            status = simconda.main(args, self.host(CONDA_ROOT), None, out)
+            status = simconda.main(args, self.host(CONDA_ROOT), None, cap)
         finally:
             st.set_io(None)
-        return Program(stdout="".join(out.text), stderr="".join(err.text), status=status)
+        return Program(stdout="".join(cap.out), stderr="".join(cap.err), status=status)
 
 
 class _Capture(st.Io):
+    """A command answered at once: what it prints, stdout and stderr apart."""
+
     def __init__(self, box: CondaBox) -> None:
         super().__init__()
-        self.box, self.text = box, list[str]()
+        self.box, self.out, self.err = box, list[str](), list[str]()
 
     def write(self, text: str) -> None:
-        self.text.append(self.box.shown(text))
+        self.out.append(self.box.shown(text))
+
+    def error(self, text: str) -> None:
+        self.err.append(self.box.shown(text))
 
     def flush(self) -> None:
         pass

@@ -1,8 +1,9 @@
 """The simulated conda of the sshd tier: a miniconda-like install on disk, run by
-tests/fakes/conda (its ``bin/conda``), and the demo's (demo/condarun.py runs ``main`` in-process
-with its own output layer, `condastate.Io`). What it prints is sim/condatext.py's. This module: activation, the shell hooks,
-``init``, ``run``, the entry point; condacmds.py the env commands (info, env, list, create,
-install, remove); condastate.py the state, the install on disk, the output and the parser.
+tests/fakes/conda (its ``bin/conda``), and the demo's (demo/condarun.py runs ``main``
+in-process, with its own output layer, `condastate.Io`). It prints sim/condatext.py's texts.
+This module: activation, the shell hooks, ``init``, ``run``, the entry point; condacmds.py the
+env commands (info, env, list, create, install, remove); condastate.py the state, the install on
+disk and the output; condaargs.py the argument parser.
 
 tests/sshd.py installs the launcher as ``<HOME>/miniconda3/bin/conda`` for every user of a
 simulated instance, next to a copy of this folder; like on a rented machine, that dir is NOT on
@@ -43,6 +44,7 @@ import os
 
 from . import condastate as st
 from . import condatext as ct
+from .condaargs import parse
 from .condacmds import cmd_create, cmd_env, cmd_info, cmd_install, cmd_list, cmd_remove
 from .condastate import (
     CondaError,
@@ -56,7 +58,6 @@ from .condastate import (
     is_env,
     locate,
     out,
-    parse,
     require_env,
     same,
     version_tuple,

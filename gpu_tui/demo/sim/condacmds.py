@@ -8,6 +8,7 @@ import os
 
 from . import condastate as st
 from . import condatext as ct
+from .condaargs import parse
 from .condastate import (
     DEFAULT_CHANNELS,
     KNOWN,
@@ -34,7 +35,6 @@ from .condastate import (
     locate,
     make_prefix,
     out,
-    parse,
     parse_spec,
     print_envs,
     print_plan,
