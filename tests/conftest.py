@@ -64,7 +64,7 @@ FLEET = (
 )
 
 # pytest-xdist workers per CPU for `-n auto` (pyproject's addopts): most of the suite waits on
-# sshd, subprocesses and the UI's timers rather than computing (see CONTRIBUTING.md)
+# sshd, subprocesses and the UI's timers rather than computing (../CONTRIBUTING.md has the figures)
 WORKERS_PER_CPU = 2
 
 NEEDS_ROOT = "needs root: starts OpenSSH sshd processes on loopback (tests/sshd.py); run as root, as CI does"
