@@ -63,9 +63,10 @@ FLEET = (
     ("rtx4080", "4080-super", None),
 )
 
-# pytest-xdist workers per CPU for `-n auto` (pyproject's addopts): most of the suite waits on
-# sshd, subprocesses and the UI's timers rather than computing (../CONTRIBUTING.md has the figures)
-WORKERS_PER_CPU = 2
+# pytest-xdist workers per CPU for `-n auto` (pyproject's addopts). Most tests wait on sshd and
+# subprocesses, but those use the CPU too: on 2 cores, 4 workers were no faster than 2 on the
+# slowest files (../CONTRIBUTING.md has the figures), and 2 halve the serial wall time.
+WORKERS_PER_CPU = 1
 
 NEEDS_ROOT = "needs root: starts OpenSSH sshd processes on loopback (tests/sshd.py); run as root, as CI does"
 
