@@ -63,16 +63,39 @@ FLEET = (
     ("rtx4080", "4080-super", None),
 )
 
+# pytest-xdist workers per CPU for `-n auto` (pyproject's addopts). Most tests wait on sshd and
+# subprocesses, but those use the CPU too: on 2 cores, 4 workers were no faster than 2 on the
+# slowest files (../CONTRIBUTING.md has the figures), and 2 halve the serial wall time.
+WORKERS_PER_CPU = 1
+
 NEEDS_ROOT = "needs root: starts OpenSSH sshd processes on loopback (tests/sshd.py); run as root, as CI does"
 
 _session: sshd_lib.SshdSession | None = None
 
 
+def pytest_xdist_auto_num_workers(config):
+    """The worker count `-n auto` means. Serial (0: no workers, no start-up) when the command
+    line names only test files or node ids, such as tests/unit/test_x.py::test_y: starting
+    workers costs seconds. Else WORKERS_PER_CPU per CPU this process may use.
+    PYTEST_XDIST_AUTO_NUM_WORKERS=N, or -n N, decides instead."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist's own hook reads it
+    here = config.invocation_params.dir
+    if config.args and all((here / arg.split("::")[0]).is_file() for arg in config.args):
+        return 0
+    return WORKERS_PER_CPU * len(os.sched_getaffinity(0))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     not_root = os.geteuid() != 0
     for item in items:
-        if SSHD_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        fixtures = getattr(item, "fixturenames", ())
+        if SSHD_FIXTURES.intersection(fixtures):
             item.add_marker(pytest.mark.sshd)
+        if "slurm_cluster" in fixtures:  # one cluster per machine: one worker runs them all
+            item.add_marker(pytest.mark.slurm)
+            item.add_marker(pytest.mark.xdist_group("slurm"))
         if not_root and item.get_closest_marker("sshd") is not None:
             item.add_marker(pytest.mark.skip(reason=NEEDS_ROOT))
 
@@ -186,9 +209,10 @@ def pytest_sessionfinish(session, exitstatus):
 def slurm_cluster():
     """The one-node SLURM cluster (tests/slurmhelp.py), with no test job of gpu-tui's left on it
     before or after the test."""
-    from slurmhelp import cancel_test_jobs, require_cluster
+    from slurmhelp import cancel_test_jobs, cluster_lock, require_cluster
 
     require_cluster()
-    cancel_test_jobs("gpu-tui-")
-    yield
-    cancel_test_jobs("gpu-tui-")
+    with cluster_lock():
+        cancel_test_jobs("gpu-tui-")
+        yield
+        cancel_test_jobs("gpu-tui-")

@@ -3,17 +3,27 @@ slurmd and munge from Debian's slurm-wlm, two `gpu` gres on stand-in devices).
 
 Without a cluster the SLURM tests skip, saying how to start one; under .ci/run
 (GPU_TUI_REQUIRE_SLURM=1) a missing cluster fails them instead: in CI they must run.
+
+There is one cluster (two GPUs) per machine, and each test cancels every `gpu-tui-` job before
+and after itself, so SLURM tests run one at a time: on one pytest-xdist worker (tests/conftest.py
+puts them in the `slurm` xdist_group) and, across test runs on the machine (parallel workers of
+a run without --dist loadgroup, other checkouts), under `cluster_lock()`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-__all__ = ["require_cluster", "cancel_test_jobs", "queue_states"]
+__all__ = ["require_cluster", "cancel_test_jobs", "cluster_lock", "queue_states"]
 
 
 def _answering() -> str | None:
@@ -54,3 +64,24 @@ def cancel_test_jobs(prefix: str) -> None:
            and line.split()[1].startswith(prefix)]
     if ids:
         subprocess.run(["scancel", *ids], capture_output=True, timeout=30)
+
+
+def _lock_path() -> Path:
+    # root: beside tests/sshd.py's locks (a root-only dir); anyone else: their own file in /tmp
+    # (another user's file there may not be openable), they cannot cancel root's jobs anyway
+    if os.geteuid() == 0:
+        lock_dir = Path("/run/gpu-tui-tests")
+        lock_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return lock_dir / "slurm.lock"
+    return Path(tempfile.gettempdir()) / f"gpu-tui-tests-slurm-{os.geteuid()}.lock"
+
+
+@contextlib.contextmanager
+def cluster_lock() -> Iterator[None]:
+    """Hold the machine's SLURM cluster for this process (an flock: a killed holder frees it)."""
+    fd = os.open(_lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

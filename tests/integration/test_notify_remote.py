@@ -1,6 +1,6 @@
 """Notifications sent FROM the instance (issue 15), on a real sshd, to loopback servers that answer
 like each service's documentation (tests/instance_notify_servers.py): the request shape of every scheme on
-the python3 path (also an old python3.6 where pyenv has one), the curl path and the wget path; a
+the python3 path (also an old python3, tests/oldpythons.py), the curl path and the wget path; a
 job that fails with no gpu-tui process connected produces exactly one request naming the
 failure; a dead target never delays the exit code; no secret in any process's command line."""
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from instance_notify_servers import NotifyServer
+from oldpythons import require_old_python, version_of
 from sshhelp import ssh_host
 from waiting import until
 
@@ -31,7 +32,6 @@ DING_SECRET = "SECd1ngs3cr3tvalue0123456789abcdef0123456789abcdef0123456789abcd"
 FEISHU_SECRET = "fe1shus3cr3t"
 TOKENS = ("dtok0123456789", DING_SECRET, "fstok0123456789", FEISHU_SECRET, "wkey0123456789", "SCT0123456789",
           "pp0123456789", "123456:ABCdefGHI", "jobtopic0123456789")
-PY36 = Path("/root/.pyenv/versions/3.6.15/bin/python3.6")
 SH_TOOLS = ("sh", "cat", "sed", "awk", "tr", "od", "grep", "mktemp", "date", "rm", "mkdir", "wc", "head", "tail",
             "sleep", "mv", "openssl", "basename", "setsid", "nohup", "env", "cmp")
 
@@ -157,16 +157,16 @@ async def test_every_scheme_from_python3(sshd_instance, tmp_path: Path, server: 
         await host.close()
 
 
-@pytest.mark.parametrize("via", ["python3.6", "curl", "wget"])
+@pytest.mark.parametrize("via", ["old-python3", "curl", "wget"])
 async def test_every_scheme_without_a_modern_python(
     sshd_instance, tmp_path: Path, server: NotifyServer, via: str
 ) -> None:
-    if via == "python3.6":
-        if not PY36.exists():
-            pytest.skip("needs pyenv's python 3.6.15 (an old rented image's python3)")
-        path = tmp_path / "bin-py36"
+    if via == "old-python3":
+        old = require_old_python()[0]  # the oldest, or a skip saying how to provide one
+        via = "python{}.{}".format(*version_of(old))
+        path = tmp_path / "bin-old-python"
         path.mkdir()
-        (path / "python3").symlink_to(PY36)
+        (path / "python3").symlink_to(old)
         path_value = f"{path}:/usr/bin:/bin"
     else:
         path_value = str(tool_dir(tmp_path, curl=via == "curl"))

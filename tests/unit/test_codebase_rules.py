@@ -52,3 +52,14 @@ def test_ci_runs_ruff_and_mypy_before_the_tests() -> None:
     assert -1 < ruff < pytest and -1 < mypy < pytest, "run ruff and mypy in .ci/run, before pytest"
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert "[tool.ruff" in pyproject and "[tool.mypy]" in pyproject
+
+
+def test_no_test_names_a_path_of_one_machine() -> None:
+    # an interpreter that happens to exist on one machine (one that Path.exists() cannot even
+    # look at as another user) belongs in the test set-up: tests/oldpythons.py, .ci/run
+    one_machine = re.compile(r"/\.pyenv/(versions|shims)/")
+    tests = ROOT / "tests"
+    found = [f"{p.relative_to(ROOT)}:{node.lineno}" for p in sorted(tests.rglob("*.py"))
+             for node in ast.walk(ast.parse(p.read_text()))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str) and one_machine.search(node.value)]
+    assert not found, f"these name a path of one machine: {found}"

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from oldpythons import require_old_python
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.notify import urls as nu
@@ -19,7 +20,6 @@ from gpu_tui.core.units import format_duration_s, format_money
 from gpu_tui.services.notify import bundle as notify_bundle
 from gpu_tui.services.notify import instance as notify_remote
 
-PY36 = Path("/root/.pyenv/versions/3.6.15/bin/python3.6")
 SECRET_URLS = {
     "dingtalk://SECabcdef0123456789@tok0123456789abc/": ("SECabcdef0123456789", "tok0123456789abc"),
     "feishu://hook0123456789abc?secret=sec0123456789": ("hook0123456789abc", "sec0123456789"),
@@ -116,23 +116,34 @@ LOGS = [
 ]
 
 
-@pytest.mark.parametrize(("log", "code"), LOGS)
-def test_the_shipped_rules_name_the_failure_gpu_tui_jobs_names(tmp_path: Path, log: str, code: int) -> None:
+def shipped_rules_verdict(tmp_path: Path, python: str, log: str, code: int) -> dict:
+    """failure_of() of the shipped sender and rules for a job's `log` and exit `code`, run by `python`."""
     core = tmp_path / "bin" / "notify-v1-core"
-    core.mkdir(parents=True)
-    (tmp_path / "notify").mkdir()
+    core.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "notify").mkdir(exist_ok=True)
     for name, text in notify_bundle.portable_core().items():
         (core / name).write_text(text)
-    expected = summarize(log, from_start=True).finish(code)
     probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); import importlib.util as u; "
              "s = u.spec_from_file_location('s', sys.argv[2]); m = u.module_from_spec(s); s.loader.exec_module(m); "
              "print(json.dumps(m.failure_of(sys.argv[3], sys.argv[4], True, int(sys.argv[5]))[0]))")
     sender = str(Path(notify_bundle.__file__).with_name("sender.py"))
-    pythons = [sys.executable] + ([str(PY36)] if PY36.exists() else [])
-    for py in pythons:
-        out = subprocess.run([py, "-c", probe, str(core), sender, str(tmp_path), log, str(code)],
-                             capture_output=True, text=True, check=True).stdout
-        assert json.loads(out) == expected, (py, log)
+    out = subprocess.run([python, "-c", probe, str(core), sender, str(tmp_path), log, str(code)],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+@pytest.mark.parametrize(("log", "code"), LOGS)
+def test_the_shipped_rules_name_the_failure_gpu_tui_jobs_names(tmp_path: Path, log: str, code: int) -> None:
+    expected = summarize(log, from_start=True).finish(code)
+    assert shipped_rules_verdict(tmp_path, sys.executable, log, code) == expected
+
+
+def test_the_shipped_rules_name_the_same_failures_on_an_old_python3(tmp_path: Path) -> None:
+    # a rented image's python3 may be 3.6: tests/oldpythons.py finds old ones, or this skips
+    for python in require_old_python():
+        for log, code in LOGS:
+            expected = summarize(log, from_start=True).finish(code)
+            assert shipped_rules_verdict(tmp_path, python, log, code) == expected, (python, log)
 
 
 def test_messages_are_translated_on_the_laptop_into_the_users_language() -> None:
