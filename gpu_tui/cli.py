@@ -83,11 +83,18 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="gpu-tui", description=_("Watch and manage rented GPU machines over SSH."))
     p.add_argument("--config", type=Path, help=_("config file (default: $GPU_TUI_CONFIG or the user config dir)"))
-    p.add_argument("--lang", metavar="LANG",
-                   help=_("interface language: auto, en or zh-CN (default: $GPU_TUI_LANG, the config, the locale)"))
+    p.add_argument(
+        "--lang",
+        metavar="LANG",
+        help=_("interface language: auto, en or zh-CN (default: $GPU_TUI_LANG, the config, the locale)"),
+    )
     p.add_argument("--debug", action="store_true", help=_("verbose diagnostics log"))
-    p.add_argument("--version", action="version", version=f"gpu-tui {__version__}",
-                   help=_("show program's version number and exit"))
+    p.add_argument(
+        "--version",
+        action="version",
+        version=f"gpu-tui {__version__}",
+        help=_("show program's version number and exit"),
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     st = sub.add_parser("status", help=_("one sample from each instance, in parallel"))
@@ -130,7 +137,11 @@ def _load(args: argparse.Namespace) -> tuple[Settings, Paths]:
     paths = Paths.default(args.config)
     # `add` and `import` may be what creates the file; `provider login` and `instances` need none
     explicit = (args.config is not None or "GPU_TUI_CONFIG" in os.environ) and args.command not in (
-        "add", "import", "provider", "instances")
+        "add",
+        "import",
+        "provider",
+        "instances",
+    )
     settings = load_settings(paths.config_file, must_exist=explicit)
     return settings, paths
 

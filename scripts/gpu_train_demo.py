@@ -32,8 +32,10 @@ while time.time() - start < seconds:
             pct = 100 * step // steps_per_epoch
             el = time.time() - start
             rate = step / max(time.time() - epoch_start, 1e-3)
-            sys.stdout.write(f"\rEpoch {epoch}: {pct:3d}%|{'#' * (pct // 10):<10}| {step}/{steps_per_epoch} "
-                             f"[{int(el) // 60:02d}:{int(el) % 60:02d}<00:00, {rate:.2f}it/s, loss={loss.item():.4f}]")
+            sys.stdout.write(
+                f"\rEpoch {epoch}: {pct:3d}%|{'#' * (pct // 10):<10}| {step}/{steps_per_epoch} "
+                f"[{int(el) // 60:02d}:{int(el) % 60:02d}<00:00, {rate:.2f}it/s, loss={loss.item():.4f}]"
+            )
             sys.stdout.flush()
     print(f"\nepoch {epoch} | loss {loss.item():.4f}", flush=True)
 print("done")

@@ -81,8 +81,9 @@ def translations(locale: str) -> dict[str, str | list[str]]:
 def updated(locale: str, template: Catalog) -> Catalog:
     """The locale's catalog: every message of `template` with its translation from i18n/, or
     empty (never fuzzy-matched: a guess is worse than English)."""
-    catalog = Catalog(locale=locale, project="gpu-tui", domain="gpu_tui", creation_date=FIXED_DATE,
-                      revision_date=FIXED_DATE)
+    catalog = Catalog(
+        locale=locale, project="gpu-tui", domain="gpu_tui", creation_date=FIXED_DATE, revision_date=FIXED_DATE
+    )
     catalog.update(template, no_fuzzy_matching=True, update_header_comment=False)
     catalog.revision_date = FIXED_DATE
     known = translations(locale)

@@ -98,6 +98,7 @@ async def shoot(name: str, size: tuple[int, int], keys: list[str], ready: Ready 
             await settle(app)
             await pilot.press(*keys)
         else:
+
             def online() -> bool:
                 view = app.dashboard.selected() if app.fleet is not None else None
                 return view is not None and view.state == "online" and view.jobs_listed

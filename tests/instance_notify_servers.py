@@ -90,8 +90,14 @@ class NotifyServer:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n)
                 split = urllib.parse.urlsplit(self.path)
-                seen = Seen("POST", split.path, dict(urllib.parse.parse_qsl(split.query)),
-                            {k.lower(): v for k, v in self.headers.items()}, body, time.time())
+                seen = Seen(
+                    "POST",
+                    split.path,
+                    dict(urllib.parse.parse_qsl(split.query)),
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
+                    time.time(),
+                )
                 owner.seen.append(seen)
                 if owner.hold:
                     owner._release.wait(120)
@@ -158,8 +164,14 @@ class NotifyServer:
             if self.fail:
                 return 403, {"code": 40301, "http": 403, "error": "forbidden"}
             msg = s.json
-            return 200, {"id": "hwQ2YpKdmg", "time": int(time.time()), "event": "message", "topic": msg["topic"],
-                         "title": msg.get("title"), "message": msg.get("message")}
+            return 200, {
+                "id": "hwQ2YpKdmg",
+                "time": int(time.time()),
+                "event": "message",
+                "topic": msg["topic"],
+                "title": msg.get("title"),
+                "message": msg.get("message"),
+            }
         s.service = "json"
         if self.fail:
             return 500, {"error": "internal"}

@@ -145,9 +145,7 @@ class CsvTable:
         """The unit the header gives `field` (`MiB`, `%`, `W`, ...), or None."""
         return self.units[self.column(field)]
 
-    def values(
-        self, row: int, fields: list[str] | tuple[str, ...], *, units: bool = True
-    ) -> list[str]:
+    def values(self, row: int, fields: list[str] | tuple[str, ...], *, units: bool = True) -> list[str]:
         """Row `row`'s values for `fields`, with units or as `nounits` prints them."""
         out = []
         for field in fields:
@@ -156,9 +154,7 @@ class CsvTable:
             out.append(value if units else strip_unit(value, self.units[i]))
         return out
 
-    def render(
-        self, fields: list[str] | tuple[str, ...], *, header: bool = True, units: bool = True
-    ) -> str:
+    def render(self, fields: list[str] | tuple[str, ...], *, header: bool = True, units: bool = True) -> str:
         """What `--query-gpu=<fields> --format=csv[,noheader][,nounits]` prints for this table."""
         lines = []
         if header:

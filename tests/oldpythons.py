@@ -25,16 +25,22 @@ import pytest
 ENV = "GPU_TUI_TEST_OLD_PYTHONS"
 OLDEST, NEWEST = (3, 6), (3, 10)
 NAMES = tuple(f"python3.{minor}" for minor in range(OLDEST[1], NEWEST[1] + 1))
-SKIP = (f"no old python3 (3.6-3.10) to run the instance-side code on: set {ENV}=/path/to/python3.6 "
-        f"or put one of {', '.join(NAMES)} on PATH")
+SKIP = (
+    f"no old python3 (3.6-3.10) to run the instance-side code on: set {ENV}=/path/to/python3.6 "
+    f"or put one of {', '.join(NAMES)} on PATH"
+)
 
 __all__ = ["ENV", "old_pythons", "oldest_python", "require_old_python", "version_of"]
 
 
 def version_of(python: str) -> tuple[int, int] | None:
     try:
-        res = subprocess.run([python, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, timeout=30)
+        res = subprocess.run(
+            [python, "-c", "import sys; print('%d %d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except OSError:  # missing, not executable, or in a dir this user cannot enter
         return None
     if res.returncode != 0:
@@ -50,8 +56,10 @@ def old_pythons() -> tuple[str, ...]:
     for python in filter(None, os.environ.get(ENV, "").split(os.pathsep)):
         version = version_of(python)
         if version is None or not OLDEST <= version <= NEWEST:
-            raise RuntimeError(f"{ENV}: {python} is not a working python {OLDEST[0]}.{OLDEST[1]} to "
-                               f"{NEWEST[0]}.{NEWEST[1]} (it reads {version})")
+            raise RuntimeError(
+                f"{ENV}: {python} is not a working python {OLDEST[0]}.{OLDEST[1]} to "
+                f"{NEWEST[0]}.{NEWEST[1]} (it reads {version})"
+            )
         found.setdefault(version, python)
     for name in NAMES:
         python = shutil.which(name)

@@ -59,7 +59,10 @@ def make_app(
 def steady(name: str, util: float, *, gpus: int = 1, rate: float = 1.5) -> Profile:
     """An in-process instance whose `gpus` RTX 4090s all read `util` % every tick, with no jobs."""
     return Profile(
-        name=name, provider="generic", hourly_rate=rate, gpu=RTX_4090,
+        name=name,
+        provider="generic",
+        hourly_rate=rate,
+        gpu=RTX_4090,
         workloads=tuple(Workload(level=util, memory_mib=1024.0) for _ in range(gpus)),
     )
 
@@ -79,8 +82,14 @@ def inproc_config(fleet: DemoFleet, *, settings: str = "", extra: str = "", keys
 
 
 def inproc_app(
-    tmp: Path, fleet: DemoFleet, *, settings: str = "", extra: str = "", keys: str = "",
-    write_config: bool = True, clock: Callable[[], float] = time.time,
+    tmp: Path,
+    fleet: DemoFleet,
+    *,
+    settings: str = "",
+    extra: str = "",
+    keys: str = "",
+    write_config: bool = True,
+    clock: Callable[[], float] = time.time,
 ) -> GpuTuiApp:
     """A config-file dashboard on `fleet`'s in-process servers: their host keys trusted, their
     passwords in GPU_TUI_PASSWORD_<NAME> (a SecretStore of its own, not os.environ)."""

@@ -177,11 +177,17 @@ class ProviderServer:
     def _runpod_pod(self, i: FakeInstance) -> dict[str, Any]:
         up = i.state == "running"
         return {
-            "id": i.id, "name": i.name, "desiredStatus": "EXITED" if i.state == "stopped" else "RUNNING",
-            "costPerHr": f"{i.price:.2f}", "adjustedCostPerHr": i.price, "gpu": {"count": i.gpus, "displayName": i.gpu},
+            "id": i.id,
+            "name": i.name,
+            "desiredStatus": "EXITED" if i.state == "stopped" else "RUNNING",
+            "costPerHr": f"{i.price:.2f}",
+            "adjustedCostPerHr": i.price,
+            "gpu": {"count": i.gpus, "displayName": i.gpu},
             "publicIp": i.ssh[0] if up and i.ssh else None,
-            "portMappings": {"22": i.ssh[1]} if up and i.ssh else None, "machineId": "m-1",
-            "lastStartedAt": "2026-12-01T10:00:00.000Z", "image": "runpod/pytorch:2.1.0",
+            "portMappings": {"22": i.ssh[1]} if up and i.ssh else None,
+            "machineId": "m-1",
+            "lastStartedAt": "2026-12-01T10:00:00.000Z",
+            "image": "runpod/pytorch:2.1.0",
         }
 
     def _runpod(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
@@ -200,10 +206,17 @@ class ProviderServer:
     def _vast_item(self, i: FakeInstance) -> dict[str, Any]:
         word = {"running": "running", "starting": "loading", "stopping": "running", "stopped": "stopped"}[i.state]
         return {
-            "id": int(i.id), "label": i.name or None, "actual_status": word,
-            "intended_status": "stopped" if i.state in ("stopping", "stopped") else "running", "cur_state": word,
-            "ssh_host": i.ssh[0] if i.ssh else None, "ssh_port": i.ssh[1] if i.ssh else None,
-            "dph_total": i.price, "gpu_name": i.gpu, "num_gpus": i.gpus, "start_date": 1764583200.0,
+            "id": int(i.id),
+            "label": i.name or None,
+            "actual_status": word,
+            "intended_status": "stopped" if i.state in ("stopping", "stopped") else "running",
+            "cur_state": word,
+            "ssh_host": i.ssh[0] if i.ssh else None,
+            "ssh_port": i.ssh[1] if i.ssh else None,
+            "dph_total": i.price,
+            "gpu_name": i.gpu,
+            "num_gpus": i.gpus,
+            "start_date": 1764583200.0,
         }
 
     def _vast(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any]:
@@ -230,8 +243,10 @@ class ProviderServer:
         if path == "/api/v1/dev/wallet/balance":
             return ok({"assets": int(self.balance * 1000), "accumulate": 0, "voucher_balance": 0})
         if path == pro + "list" and method == "POST":
-            items = [{"uuid": i.id, "instance_name": i.name, "status": self._autodl_word(i), "region_name": "西北B区"}
-                     for i in self._read_all()]
+            items = [
+                {"uuid": i.id, "instance_name": i.name, "status": self._autodl_word(i), "region_name": "西北B区"}
+                for i in self._read_all()
+            ]
             return ok({"list": items, "page_index": 1, "page_size": 100, "max_page": 1})
         uuid = query.get("instance_uuid") or (body or {}).get("instance_uuid", "")
         inst = self._get(uuid)
@@ -241,12 +256,17 @@ class ProviderServer:
             return ok(self._autodl_word(inst))
         if path == pro + "snapshot":
             up = inst.state == "running" and inst.ssh
-            return ok({
-                "ssh_command": f"ssh -p {inst.ssh[1]} root@{inst.ssh[0]}" if up and inst.ssh else "",
-                "proxy_host": inst.ssh[0] if up and inst.ssh else "", "ssh_port": inst.ssh[1] if up and inst.ssh else 0,
-                "root_password": "never-read-this", "payg_price": int(inst.price * 1000),
-                "snapshot_gpu_alias_name": inst.gpu, "gpu_num": inst.gpus,
-            })
+            return ok(
+                {
+                    "ssh_command": f"ssh -p {inst.ssh[1]} root@{inst.ssh[0]}" if up and inst.ssh else "",
+                    "proxy_host": inst.ssh[0] if up and inst.ssh else "",
+                    "ssh_port": inst.ssh[1] if up and inst.ssh else 0,
+                    "root_password": "never-read-this",
+                    "payg_price": int(inst.price * 1000),
+                    "snapshot_gpu_alias_name": inst.gpu,
+                    "gpu_num": inst.gpus,
+                }
+            )
         if path in (pro + "power_on", pro + "power_off") and method == "POST":
             inst.power(path.endswith("power_on"))
             return ok(None)
@@ -260,8 +280,10 @@ class ProviderServer:
 
 def provider_env(server: ProviderServer) -> dict[str, str]:
     """The environment that points gpu-tui at `server`, with its token."""
-    env = {f"GPU_TUI_{server.provider.upper()}_API": server.url,
-           f"GPU_TUI_PASSWORD_PROVIDER_{server.provider.upper()}": server.token}
+    env = {
+        f"GPU_TUI_{server.provider.upper()}_API": server.url,
+        f"GPU_TUI_PASSWORD_PROVIDER_{server.provider.upper()}": server.token,
+    }
     if server.provider == "runpod":
         env["GPU_TUI_RUNPOD_GRAPHQL"] = server.graphql_url
     return env

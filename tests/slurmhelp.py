@@ -60,8 +60,11 @@ def cancel_test_jobs(prefix: str) -> None:
     """scancel every job whose name starts with `prefix` (the tests' jobs), so one test's
     leftovers never hold the cluster's two GPUs for the next."""
     res = subprocess.run(["squeue", "-h", "-o", "%i %j"], capture_output=True, text=True, timeout=30)
-    ids = [line.split()[0] for line in res.stdout.splitlines() if len(line.split()) == 2
-           and line.split()[1].startswith(prefix)]
+    ids = [
+        line.split()[0]
+        for line in res.stdout.splitlines()
+        if len(line.split()) == 2 and line.split()[1].startswith(prefix)
+    ]
     if ids:
         subprocess.run(["scancel", *ids], capture_output=True, timeout=30)
 

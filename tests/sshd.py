@@ -177,8 +177,7 @@ def _run(argv: list[str], *, input: str | None = None, check: bool = True) -> su
 def require_root() -> None:
     if os.geteuid() != 0:
         raise SshdError(
-            "the sshd integration tier runs sshd, useradd and chpasswd as root; run the tests "
-            "as root (CI does)"
+            "the sshd integration tier runs sshd, useradd and chpasswd as root; run the tests as root (CI does)"
         )
 
 
@@ -425,8 +424,18 @@ def power_guard_available() -> bool:
                 a.write_text("a")
                 b.write_text("b")
                 p = subprocess.run(
-                    [unshare, "--mount", "--propagation", "private", "/bin/sh", "-c",
-                     f'{mount} --bind "$1" "$2" && [ "$(cat "$2")" = a ]', "sh", str(a), str(b)],
+                    [
+                        unshare,
+                        "--mount",
+                        "--propagation",
+                        "private",
+                        "/bin/sh",
+                        "-c",
+                        f'{mount} --bind "$1" "$2" && [ "$(cat "$2")" = a ]',
+                        "sh",
+                        str(a),
+                        str(b),
+                    ],
                     capture_output=True,
                 )
                 _guard_ok = p.returncode == 0 and b.read_text() == "b"
@@ -522,8 +531,20 @@ def ensure_password_user(name: str = PASSWORD_USER) -> PasswordUser:
         try:
             pw = pwd.getpwnam(name)
         except KeyError:
-            p = _run([useradd, "--create-home", "--home-dir", f"/home/{name}", "--shell", "/bin/bash",
-                      "--comment", "gpu-tui test password user", name], check=False)
+            p = _run(
+                [
+                    useradd,
+                    "--create-home",
+                    "--home-dir",
+                    f"/home/{name}",
+                    "--shell",
+                    "/bin/bash",
+                    "--comment",
+                    "gpu-tui test password user",
+                    name,
+                ],
+                check=False,
+            )
             if p.returncode != 0:
                 raise SshdError(f"useradd {name} failed ({p.returncode}): {p.stderr.strip()}") from None
             pw = pwd.getpwnam(name)
@@ -722,8 +743,8 @@ class SshdInstance:
 
         Root gets the session client key; the password user (or ``password=True``) gets
         password auth only (client keys off)."""
-        use_password = password if password is not None else (
-            self.password_user is not None and user == self.password_user.name
+        use_password = (
+            password if password is not None else (self.password_user is not None and user == self.password_user.name)
         )
         kw: dict[str, Any] = dict(
             host=self.host,
@@ -746,10 +767,25 @@ class SshdInstance:
     def ssh_argv(self, user: str = ROOT_USER) -> list[str]:
         """OpenSSH client argv (for ``rsync -e`` etc.): key auth, pinned known_hosts, batch mode."""
         return [
-            "ssh", "-F", "/dev/null", "-p", str(self.port), "-i", str(self.client_key.path),
-            "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
-            "-o", f"UserKnownHostsFile={self.known_hosts_path}", "-o", "StrictHostKeyChecking=yes",
-            "-o", "LogLevel=ERROR", "-l", user,
+            "ssh",
+            "-F",
+            "/dev/null",
+            "-p",
+            str(self.port),
+            "-i",
+            str(self.client_key.path),
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            f"UserKnownHostsFile={self.known_hosts_path}",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "LogLevel=ERROR",
+            "-l",
+            user,
         ]
 
     # ---- the fake nvidia-smi
@@ -895,8 +931,11 @@ class SshdInstance:
                 continue
             root = self.conda_root(u)
             fake_conda_module().make_prefix(
-                str(root / "envs" / name), specs, argv=["create", "-n", name, "-y"] + specs,
-                python=fake_python(), conda_exe=str(root / "bin" / "conda"),
+                str(root / "envs" / name),
+                specs,
+                argv=["create", "-n", name, "-y"] + specs,
+                python=fake_python(),
+                conda_exe=str(root / "bin" / "conda"),
             )
             self._chown_tree(root / "envs", u)
 
@@ -1065,6 +1104,7 @@ class SshdInstance:
     def _kill_until_gone(self, victims: list[int], timeout: float = 5.0) -> None:
         """SIGKILL ``victims`` and this instance's marked processes until none is left alive
         (a shell may fork between a scan and its signal; SIGKILL itself is asynchronous)."""
+
         def start_of(pid: int) -> bytes | None:
             fields = _proc_stat(pid)
             return fields[19] if fields else None
@@ -1124,8 +1164,11 @@ class SshdInstance:
         install_fake(
             FAKES_DIR / "nvidia-smi",
             self.bin_dir / "nvidia-smi",
-            {"_BAKED_STATE_DIR": str(self.nvsmi_dir), "_BAKED_CAPTURES_DIR": str(self.root / "captures"),
-             "_BAKED_LIB_DIR": str(lib)},
+            {
+                "_BAKED_STATE_DIR": str(self.nvsmi_dir),
+                "_BAKED_CAPTURES_DIR": str(self.root / "captures"),
+                "_BAKED_LIB_DIR": str(lib),
+            },
         )
         if shutdown:
             install_fake(FAKES_DIR / "shutdown", self.bin_dir / "shutdown", {"_BAKED_INSTANCE_DIR": str(self.dir)})
@@ -1148,15 +1191,23 @@ class SshdInstance:
         python = fake_python()
         for d in ("bin", "condabin", "envs", "pkgs", "etc/profile.d"):
             (root / d).mkdir(parents=True)
-        install_fake(FAKES_DIR / "conda", conda,
-                     {"_BAKED_STATE_DIR": str(self.conda_state_dir), "_BAKED_LIB_DIR": str(self.dir / "lib")})
+        install_fake(
+            FAKES_DIR / "conda",
+            conda,
+            {"_BAKED_STATE_DIR": str(self.conda_state_dir), "_BAKED_LIB_DIR": str(self.dir / "lib")},
+        )
         os.symlink("../bin/conda", root / "condabin" / "conda")
         base = [f"python={fake.BASE_PYTHON}", f"conda={CONDA_VERSION}", "requests"]
         fake.make_prefix(str(root), base, argv=["install", "-y"] + base, python=python, conda_exe=str(conda))
         for name, py in CONDA_DEFAULT_ENVS:
             specs = [f"python={py}"]
-            fake.make_prefix(str(root / "envs" / name), specs, argv=["create", "-n", name, "-y"] + specs,
-                             python=python, conda_exe=str(conda))
+            fake.make_prefix(
+                str(root / "envs" / name),
+                specs,
+                argv=["create", "-n", name, "-y"] + specs,
+                python=python,
+                conda_exe=str(conda),
+            )
         self._write_conda_scripts(root)
         self._chown_tree(root, user)
 
@@ -1336,7 +1387,6 @@ def sweep_stale_sessions(base: str = "/tmp") -> list[str]:
         shutil.rmtree(root, ignore_errors=True)
         swept.append(str(root))
     return swept
-
 
 
 class SshdSession:

@@ -38,7 +38,7 @@ def ssh_host(
     )
     return SshHost(
         target,
-        known_hosts=known_hosts(tmp, *( [inst] if trust else [])),
+        known_hosts=known_hosts(tmp, *([inst] if trust else [])),
         password=SecretStr(password) if password is not None else None,
         ssh_config=None,
         connect_timeout=timeout,
@@ -122,7 +122,10 @@ def run_gpu_tui(
     env = cli_env(tmp, known_hosts=known)
     return subprocess.run(
         [sys.executable, "-m", "gpu_tui", "--config", str(cfg_file), *args],
-        capture_output=True, text=True, env=env, timeout=timeout,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
     )
 
 

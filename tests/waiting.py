@@ -47,12 +47,18 @@ def describe(pred: Callable[..., Any]) -> str:
     if not all(lines):
         return name
     lines[-1] = lines[-1][: end[1]]
-    lines[0] = lines[0][start[1]:]
+    lines[0] = lines[0][start[1] :]
     return " ".join(line.strip() for line in lines)
 
 
-def _failure(pred: Callable[[], Any], what: str | None, timeout: float, started: float, last: Any,
-             detail: Callable[[], str] | None) -> AssertionError:
+def _failure(
+    pred: Callable[[], Any],
+    what: str | None,
+    timeout: float,
+    started: float,
+    last: Any,
+    detail: Callable[[], str] | None,
+) -> AssertionError:
     msg = f"timed out after {time.monotonic() - started:.1f} s (timeout {timeout:g} s) waiting for: "
     msg += what or describe(pred)
     msg += f"\n  last value: {last!r}"[:500]
@@ -113,8 +119,10 @@ def app_state(app: Any) -> str:
     fleet = getattr(app, "fleet", None)
     if fleet is not None:
         views = fleet.views.values()
-        parts.append("instances: " + ", ".join(
-            f"{v.name}={v.shown_state}" + (f" ({v.message})" if v.message else "") for v in views))
+        parts.append(
+            "instances: "
+            + ", ".join(f"{v.name}={v.shown_state}" + (f" ({v.message})" if v.message else "") for v in views)
+        )
     return "; ".join(parts)
 
 

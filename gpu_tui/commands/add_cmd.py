@@ -74,8 +74,15 @@ def _rate(asker: Asker, args: argparse.Namespace, currency: str) -> float | None
     return parse_hourly_rate(asker.text(question, ""))
 
 
-async def _login(new: NewInstance, password: SecretStr | None, args: argparse.Namespace, asker: Asker,
-                 settings: Settings, paths: Paths, install: bool) -> str | None:
+async def _login(
+    new: NewInstance,
+    password: SecretStr | None,
+    args: argparse.Namespace,
+    asker: Asker,
+    settings: Settings,
+    paths: Paths,
+    install: bool,
+) -> str | None:
     """Test the login (trusting a new host key only with the user's yes or --trust); install
     the app key when asked. Returns the server's host key line."""
     host = login_host(new, password, paths, connect_timeout=settings.settings.connect_timeout_seconds)
@@ -85,11 +92,15 @@ async def _login(new: NewInstance, password: SecretStr | None, args: argparse.Na
         except HostKeyUnknown as exc:
             _decide_trust(exc, args, asker, new)
             host.trust_presented_key(exc.key_line)
-            print(_("trusted {fingerprint} for {host}:{port}").format(
-                fingerprint=exc.fingerprint, host=new.spec.host, port=new.spec.port))
+            print(
+                _("trusted {fingerprint} for {host}:{port}").format(
+                    fingerprint=exc.fingerprint, host=new.spec.host, port=new.spec.port
+                )
+            )
             await check_login(host)
-        print(_("login to {user}@{host}:{port} works").format(user=new.spec.user, host=new.spec.host,
-                                                              port=new.spec.port))
+        print(
+            _("login to {user}@{host}:{port} works").format(user=new.spec.user, host=new.spec.host, port=new.spec.port)
+        )
         if install:
             added = await install_app_key(host, paths)
             print(_("installed gpu-tui's key on the instance") if added else _("gpu-tui's key was already installed"))
@@ -102,12 +113,19 @@ def _decide_trust(exc: HostKeyUnknown, args: argparse.Namespace, asker: Asker, n
     where = f"{new.spec.host}:{new.spec.port}"
     if args.trust:
         if args.trust.strip() != exc.fingerprint:
-            raise InputError(_("{where} offers host key {fingerprint}, not {trusted}: refused, nothing written").format(
-                where=where, fingerprint=exc.fingerprint, trusted=args.trust.strip()))
+            raise InputError(
+                _("{where} offers host key {fingerprint}, not {trusted}: refused, nothing written").format(
+                    where=where, fingerprint=exc.fingerprint, trusted=args.trust.strip()
+                )
+            )
         return
     if not asker.can_ask:
-        raise InputError(_("{where}: unknown host key {fingerprint}. Check it against your provider's console, "
-                           "then add --trust {fingerprint}").format(where=where, fingerprint=exc.fingerprint))
+        raise InputError(
+            _(
+                "{where}: unknown host key {fingerprint}. Check it against your provider's console, "
+                "then add --trust {fingerprint}"
+            ).format(where=where, fingerprint=exc.fingerprint)
+        )
     print(_("{where} is new. Its host key fingerprint is").format(where=where))
     print(f"    {exc.fingerprint}")
     if not asker.yes(_("Trust it? (compare with your provider's console if it shows one)"), False):
@@ -118,17 +136,25 @@ def run_add(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     if args.from_ssh_config:
         return _import_ssh_config(args, settings, paths)
     if args.hosts:
-        raise InputError(_("add: one login command, quoted (\"ssh -p PORT user@host\"); extra words: {words}").format(
-            words=" ".join(args.hosts)))
+        raise InputError(
+            _('add: one login command, quoted ("ssh -p PORT user@host"); extra words: {words}').format(
+                words=" ".join(args.hosts)
+            )
+        )
     if not args.login:
         raise InputError(
-            _("add: paste the login command your provider shows, quoted: gpu-tui add \"ssh -p 23456 root@host\"")
+            _('add: paste the login command your provider shows, quoted: gpu-tui add "ssh -p 23456 root@host"')
         )
     spec = parse_login(args.login)
     provider = args.provider or guess_provider(spec.host)
     asker = Asker(sys.stdin.isatty() and not args.password_stdin)
-    password = _read_password_stdin() if args.password_stdin else asker.password(
-        _("password for {user}@{host} (empty: use SSH keys)").format(user=spec.user, host=spec.host))
+    password = (
+        _read_password_stdin()
+        if args.password_stdin
+        else asker.password(
+            _("password for {user}@{host} (empty: use SSH keys)").format(user=spec.user, host=spec.host)
+        )
+    )
     if password is not None:
         redact(password.get_secret_value())
     rate = _rate(asker, args, settings.settings.currency)
@@ -172,12 +198,18 @@ def _choose(found: list[SshConfigHost], wanted: list[str], asker: Asker) -> list
     if wanted:
         missing = [w for w in wanted if w not in by_alias]
         if missing:
-            raise InputError(_("not in ~/.ssh/config: {missing} (there: {there})").format(
-                missing=", ".join(missing), there=", ".join(by_alias) or _("none")))
+            raise InputError(
+                _("not in ~/.ssh/config: {missing} (there: {there})").format(
+                    missing=", ".join(missing), there=", ".join(by_alias) or _("none")
+                )
+            )
         return [by_alias[w] for w in wanted]
     if not asker.can_ask:
-        raise InputError(_("name the hosts to add: gpu-tui add --from-ssh-config HOST... (there: {there})").format(
-            there=", ".join(by_alias)))
+        raise InputError(
+            _("name the hosts to add: gpu-tui add --from-ssh-config HOST... (there: {there})").format(
+                there=", ".join(by_alias)
+            )
+        )
     for i, h in enumerate(found, 1):
         alias = pad(h.alias, max(24, cell_len(h.alias)))
         print(f"  {i:>2}. {alias} {h.user or getpass.getuser()}@{h.hostname}:{h.port}")
@@ -195,8 +227,11 @@ def _choose(found: list[SshConfigHost], wanted: list[str], asker: Asker) -> list
 def _import_ssh_config(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     found = read_ssh_config(paths.ssh_config)
     if not found:
-        raise InputError(_("{path}: no hosts to import (only `Host` entries without wildcards are listed)").format(
-            path=paths.ssh_config))
+        raise InputError(
+            _("{path}: no hosts to import (only `Host` entries without wildcards are listed)").format(
+                path=paths.ssh_config
+            )
+        )
     wanted = ([args.login] if args.login else []) + list(args.hosts)
     asker = Asker(sys.stdin.isatty())
     for h in _choose(found, wanted, asker):
@@ -215,8 +250,11 @@ def run_remove(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
     name = args.name
     if not paths.config_file.exists() or not remove_instance(paths.config_file, name):
         known = ", ".join(i.name for i in settings.instances) or _("none")
-        raise InputError(_("remove: no instance {name!r} in {path} (there: {there})").format(
-            name=name, path=paths.config_file, there=known))
+        raise InputError(
+            _("remove: no instance {name!r} in {path} (there: {there})").format(
+                name=name, path=paths.config_file, there=known
+            )
+        )
     SecretStore().delete_password(name)
     print(_("removed {name} from {path}, and its password from the keyring").format(name=name, path=paths.config_file))
     if env_var_name(name) in os.environ:

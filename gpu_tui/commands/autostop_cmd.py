@@ -43,8 +43,16 @@ def _refuse_mixed(args: argparse.Namespace) -> None:
         return
     if args.cancel and args.status:
         raise InputError(_("--cancel and --status do not go together"))
-    given = [o for o, v in (("--idle", args.idle), ("--after-job", args.after_job), ("--before", args.before),
-                            ("--before-timeout", args.before_timeout)) if v is not None]
+    given = [
+        o
+        for o, v in (
+            ("--idle", args.idle),
+            ("--after-job", args.after_job),
+            ("--before", args.before),
+            ("--before-timeout", args.before_timeout),
+        )
+        if v is not None
+    ]
     if given:
         raise InputError(_("{flag} takes no other option (got {options})").format(flag=flag, options=", ".join(given)))
 
@@ -60,13 +68,20 @@ async def _arm(args: argparse.Namespace, settings: Settings, host: Host, inst: I
     idle = format_duration_exact_s(plan.idle_seconds)
     if armed.replaced_pid:
         head = _("autostop armed (pid {pid}, replacing pid {old}): shuts down after {idle} idle").format(
-            pid=armed.pid, old=armed.replaced_pid, idle=idle)
+            pid=armed.pid, old=armed.replaced_pid, idle=idle
+        )
     else:
         head = _("autostop armed (pid {pid}): shuts down after {idle} idle").format(pid=armed.pid, idle=idle)
     print(f"{inst.name}: {head}")
-    print("  " + _("idle = {what}, every GPU under {gpu}%, CPU under {cores} core; checked every {every}").format(
-        what=what, gpu=plan.gpu_idle_percent, cores=f"{plan.cpu_busy_cores:g}",
-        every=format_duration_exact_s(plan.check_seconds)))
+    print(
+        "  "
+        + _("idle = {what}, every GPU under {gpu}%, CPU under {cores} core; checked every {every}").format(
+            what=what,
+            gpu=plan.gpu_idle_percent,
+            cores=f"{plan.cpu_busy_cores:g}",
+            every=format_duration_exact_s(plan.check_seconds),
+        )
+    )
     if plan.before and plan.before.strip():
         limit = format_duration_exact_s(plan.before_timeout_seconds)
         first = _("first: {command} (at most {limit})").format(command=printable(plan.before.strip()), limit=limit)
@@ -74,8 +89,12 @@ async def _arm(args: argparse.Namespace, settings: Settings, host: Host, inst: I
     print("  " + _("then: {command}").format(command=printable(armed.shutdown_line)))
     print("  " + _("log: {path}").format(path=f"{inst.state_dir.rstrip('/')}/autostop.log"))
     if armed.after_job_id and armed.after_job_ended:
-        print("  " + _("note: job {job} has already ended; only the GPUs and the CPU are waited for").format(
-            job=armed.after_job_id))
+        print(
+            "  "
+            + _("note: job {job} has already ended; only the GPUs and the CPU are waited for").format(
+                job=armed.after_job_id
+            )
+        )
     return EXIT_OK
 
 
@@ -107,9 +126,11 @@ async def _status(host: Host, inst: InstanceConfig) -> int:
     if not st.armed:
         print(_("{name}: autostop is not armed").format(name=inst.name))
     else:
-        print(_("{name}: {summary} (pid {pid}; idle time {idle})").format(
-            name=inst.name, summary=status_words(st), pid=st.pid,
-            idle=format_duration_exact_s(st.idle_seconds or 0)))
+        print(
+            _("{name}: {summary} (pid {pid}; idle time {idle})").format(
+                name=inst.name, summary=status_words(st), pid=st.pid, idle=format_duration_exact_s(st.idle_seconds or 0)
+            )
+        )
         if st.reason:
             why = _("busy: {reason}") if st.state == "busy" else _("note: {reason}")
             print("  " + why.format(reason=printable(st.reason)))

@@ -64,14 +64,15 @@ class _EnvRow(TypedDict):
 
 async def _run(args: argparse.Namespace, host: Host, state_dir: str) -> int:
     if args.verb == "mirror":  # pip's index too: needs no conda
-
         return await run_mirror(host, state_dir, args.mirror)
     install = await condasvc.conda_envs(host)
     if install is None:
-        raise InputError(_(
-            "{name}: no conda found on the instance "
-            "(looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda)"
-        ).format(name=host.name))
+        raise InputError(
+            _(
+                "{name}: no conda found on the instance "
+                "(looked in $CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda)"
+            ).format(name=host.name)
+        )
     if args.verb == "list":
         pythons, sizes = await asyncio.gather(condasvc.env_pythons(host, install), condasvc.env_sizes(host, install))
         envs: list[_EnvRow] = [
@@ -130,7 +131,8 @@ def answer_line(a: IndexAnswer) -> str:
     """`URL answers in 120 ms (HTTP 200)`, or why it does not."""
     if a.answers:
         return _("{url} answers in {time} (HTTP {status})").format(
-            url=a.url, time=format_latency_ms(a.ms), status=a.status)
+            url=a.url, time=format_latency_ms(a.ms), status=a.status
+        )
     if a.status is not None:
         return _("{url} answers HTTP {status}").format(url=a.url, status=a.status)
     return _("{url} does not answer: {error}").format(url=a.url, error=a.error or _("no answer"))
@@ -144,9 +146,10 @@ async def run_mirror(host: Host, state_dir: str, mirror: str) -> int:
         if a.answers:
             print(printable(f"{host.name}: {answer_line(a)}"))
         else:
-            warning = _("warning: {name}: the mirror does not answer from the instance within {seconds:g} s "
-                        "({what}); the configuration is written anyway").format(
-                name=host.name, what=answer_line(a), seconds=PROBE_TIMEOUT)
+            warning = _(
+                "warning: {name}: the mirror does not answer from the instance within {seconds:g} s "
+                "({what}); the configuration is written anyway"
+            ).format(name=host.name, what=answer_line(a), seconds=PROBE_TIMEOUT)
             sys.stderr.write(f"gpu-tui: {printable(warning)}\n")
     if mirror != "default":
         print(_("conda keeps an index cache: run `conda clean -i` on the instance once, as the mirror's help says"))

@@ -54,8 +54,12 @@ def cost_json(rows: list[NameTotal], currency: str) -> dict[str, object]:
         "total": totals[currency],
         "totals": totals,
         "instances": [
-            {"name": r.name, "hours": round(r.hours, 2), "cost": round(r.cost, 2),
-             "currency": currency_of(r.currency, currency)}
+            {
+                "name": r.name,
+                "hours": round(r.hours, 2),
+                "cost": round(r.cost, 2),
+                "currency": currency_of(r.currency, currency),
+            }
             for r in rows
         ],
     }
@@ -64,11 +68,14 @@ def cost_json(rows: list[NameTotal], currency: str) -> dict[str, object]:
 def format_cost_table(rows: list[NameTotal], currency: str, since: date | None) -> str:
     head = _("since {date}").format(date=since.isoformat()) if since else _("all time")
     if not rows:
-        return _("{head}: nothing recorded (the ledger fills while the dashboard or `gpu-tui status` sees instances)"
-                 ).format(head=head)
+        return _(
+            "{head}: nothing recorded (the ledger fills while the dashboard or `gpu-tui status` sees instances)"
+        ).format(head=head)
     table = [(_("NAME"), _("HOURS"), _("COST"))]
-    table += [(printable(r.name), f"{r.hours:.2f}", format_money(round(r.cost, 2), currency_of(r.currency, currency)))
-              for r in rows]
+    table += [
+        (printable(r.name), f"{r.hours:.2f}", format_money(round(r.cost, 2), currency_of(r.currency, currency)))
+        for r in rows
+    ]
     total = format_money_sum(_sums(rows, currency))
     table.append((_("TOTAL"), f"{sum(r.hours for r in rows):.2f}", total))
     return "\n".join([head, *format_rows(table, right=(1, 2))])

@@ -53,8 +53,9 @@ def instance_cards(settings: Settings, seen: dict[str, SeenGpus]) -> list[Card]:
         if s is None:
             cards.append(Card("", 0, instance=i.name, rate=i.hourly_rate))
         else:
-            cards.append(Card(s.gpu, s.memory_mib, instance=i.name, rate=i.hourly_rate, count=s.count,
-                              seen_at=s.seen_at))
+            cards.append(
+                Card(s.gpu, s.memory_mib, instance=i.name, rate=i.hourly_rate, count=s.count, seen_at=s.seen_at)
+            )
     return cards
 
 
@@ -93,8 +94,11 @@ def _verdict(f: CardFit, total: float, now: float) -> str:
     if f.fits is None:
         return _("GPUs not known yet: `gpu-tui fit --probe` asks, the dashboard's Fit screen (v) checks live")
     spare = f.card.memory_gib - total
-    text = (_("fits ({spare} spare)").format(spare=_gib(spare)) if f.fits
-            else _("does not fit ({short} short)").format(short=_gib(-spare)))
+    text = (
+        _("fits ({spare} spare)").format(spare=_gib(spare))
+        if f.fits
+        else _("does not fit ({short} short)").format(short=_gib(-spare))
+    )
     if f.card.seen_at is not None:
         text += "  " + _("(GPUs seen {ago})").format(ago=format_ago_s(now - f.card.seen_at))
     return text
@@ -103,8 +107,13 @@ def _verdict(f: CardFit, total: float, now: float) -> str:
 def _headline(est: Estimate) -> str:
     mode = {"none": _("inference"), "lora": _("LoRA fine-tuning"), "full": _("full fine-tuning")}[est.train]
     return _("{model}: {params}B parameters, {dtype}, {context} tokens x batch {batch}, {mode}").format(
-        model=printable(est.model), params=f"{est.params_billion:.2f}", dtype=est.dtype,
-        context=est.context, batch=est.batch, mode=mode)
+        model=printable(est.model),
+        params=f"{est.params_billion:.2f}",
+        dtype=est.dtype,
+        context=est.context,
+        batch=est.batch,
+        mode=mode,
+    )
 
 
 def format_fit(est: Estimate, mine: list[CardFit], common: list[CardFit], currency: str, now: float) -> str:
@@ -118,20 +127,31 @@ def format_fit(est: Estimate, mine: list[CardFit], common: list[CardFit], curren
     if not mine:
         lines.append("  " + _("none configured (`gpu-tui add`)"))
     else:
-        lines += format_rows([
-            ("  " + printable(f.card.instance or ""),
-             format_rate_per_hour(f.card.rate, currency) if f.card.rate else MISSING,
-             (f"{f.card.count}x " if f.card.count > 1 else "") + printable(f.card.gpu) if f.card.gpu else MISSING,
-             _verdict(f, est.total_gib, now))
-            for f in mine
-        ], right=(1,))
+        lines += format_rows(
+            [
+                (
+                    "  " + printable(f.card.instance or ""),
+                    format_rate_per_hour(f.card.rate, currency) if f.card.rate else MISSING,
+                    (f"{f.card.count}x " if f.card.count > 1 else "") + printable(f.card.gpu)
+                    if f.card.gpu
+                    else MISSING,
+                    _verdict(f, est.total_gib, now),
+                )
+                for f in mine
+            ],
+            right=(1,),
+        )
     lines.append(_("common cards:"))
     lines += format_rows([("  " + f.card.gpu, _verdict(f, est.total_gib, now)) for f in common])
     best = cheapest_fit(mine)
     if best is not None:
-        lines.append(_("cheapest fitting card in your fleet: {name} ({gpu}, {rate})").format(
-            name=printable(best.card.instance or ""), gpu=printable(best.card.gpu),
-            rate=format_rate_per_hour(best.card.rate, currency)))
+        lines.append(
+            _("cheapest fitting card in your fleet: {name} ({gpu}, {rate})").format(
+                name=printable(best.card.instance or ""),
+                gpu=printable(best.card.gpu),
+                rate=format_rate_per_hour(best.card.rate, currency),
+            )
+        )
     elif mine and all(f.fits is None for f in mine):
         lines.append(_("cheapest fitting card in your fleet: not known (no GPUs known here)"))
     elif mine:

@@ -74,17 +74,23 @@ async def _forward(host: SshHost, specs: list[ForwardSpec], bind: str) -> int:
         for spec in specs:
             fwd = await forwards.open(host.name, host, spec, bind)
             label = f"  ({_(fwd.label)})" if fwd.label else ""
-            print(_("{url}  ->  {name} port {port}").format(url=fwd.url, name=host.name, port=fwd.remote) + label,
-                  flush=True)
+            print(
+                _("{url}  ->  {name} port {port}").format(url=fwd.url, name=host.name, port=fwd.remote) + label,
+                flush=True,
+            )
         if not loopback_only(bind):
-            _note(_("listening on {bind}: other machines that reach this one can use these ports too").format(
-                bind=bind))
+            _note(
+                _("listening on {bind}: other machines that reach this one can use these ports too").format(bind=bind)
+            )
         _note(_("forwarding; press Ctrl+C to stop"))
         while True:
             why = await host.wait_closed()
             reason = _reason(why)
-            _note(_("{name}: link lost ({reason}); reconnecting, the local ports stay open").format(
-                name=host.name, reason=reason))
+            _note(
+                _("{name}: link lost ({reason}); reconnecting, the local ports stay open").format(
+                    name=host.name, reason=reason
+                )
+            )
             await _reconnect(host)
             _note(_("{name}: reconnected; forwards are back").format(name=host.name))
     finally:

@@ -35,8 +35,13 @@ __all__ = ["run_job_command", "jobs_json"]
 T = TypeVar("T")
 
 HEADER = (N_("ID"), N_("NAME"), N_("STATE"), N_("PROGRESS"), N_("LOSS"), N_("LOG"), N_("COMMAND"))
-STATES = {"pending": N_("pending"), "running": N_("running"), "succeeded": N_("succeeded"), "failed": N_("failed"),
-          "stopped": N_("stopped")}
+STATES = {
+    "pending": N_("pending"),
+    "running": N_("running"),
+    "succeeded": N_("succeeded"),
+    "failed": N_("failed"),
+    "stopped": N_("stopped"),
+}
 """The state words of CONTRACTS.md as the table shows them (`--json` keeps the English ones)."""
 
 
@@ -79,27 +84,35 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
         progress = None
         if j.progress_percent is not None or j.eta_seconds is not None or any(c is not None for c in j.progress_counts):
             epoch, epochs, step, steps = j.progress_counts
-            progress = {"percent": _finite(j.progress_percent), "eta_seconds": j.eta_seconds,
-                        "epoch": epoch, "epochs": epochs, "step": step, "steps": steps}
-        out.append({
-            "id": j.id,
-            "name": req.get("name"),
-            "command": req.get("command"),
-            "conda_env": req.get("conda_env"),
-            "cwd": req.get("cwd"),
-            "state": j.state,
-            "exit_code": j.facts.exit_code,
-            "started_at": _iso(j.facts.started_at),
-            "finished_at": _iso(j.facts.finished_at),
-            "log_path": f"{state_dir_abs}/jobs/{j.id}/log" if state_dir_abs else None,
-            "log_bytes": j.facts.log_bytes,
-            "failure": j.failure,
-            "progress": progress,
-            "last_loss": _finite(j.last_loss),
-            "scheduler_job_id": j.facts.scheduler_job_id,
-            "node": j.facts.node,
-            "reason": j.facts.scheduler_reason,
-        })
+            progress = {
+                "percent": _finite(j.progress_percent),
+                "eta_seconds": j.eta_seconds,
+                "epoch": epoch,
+                "epochs": epochs,
+                "step": step,
+                "steps": steps,
+            }
+        out.append(
+            {
+                "id": j.id,
+                "name": req.get("name"),
+                "command": req.get("command"),
+                "conda_env": req.get("conda_env"),
+                "cwd": req.get("cwd"),
+                "state": j.state,
+                "exit_code": j.facts.exit_code,
+                "started_at": _iso(j.facts.started_at),
+                "finished_at": _iso(j.facts.finished_at),
+                "log_path": f"{state_dir_abs}/jobs/{j.id}/log" if state_dir_abs else None,
+                "log_bytes": j.facts.log_bytes,
+                "failure": j.failure,
+                "progress": progress,
+                "last_loss": _finite(j.last_loss),
+                "scheduler_job_id": j.facts.scheduler_job_id,
+                "node": j.facts.node,
+                "reason": j.facts.scheduler_reason,
+            }
+        )
     return {"jobs": out}
 
 
@@ -149,8 +162,13 @@ async def _jobs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> i
     if args.prune:
         removed, freed = await jobsvc.prune_jobs(host, inst)
         if not args.json:
-            print(ngettext("removed {n} finished job, {size} of logs", "removed {n} finished jobs, {size} of logs",
-                           len(removed)).format(n=len(removed), size=format_bytes(freed)))
+            print(
+                ngettext(
+                    "removed {n} finished job, {size} of logs",
+                    "removed {n} finished jobs, {size} of logs",
+                    len(removed),
+                ).format(n=len(removed), size=format_bytes(freed))
+            )
     infos = await jobsvc.list_jobs(host, inst)
     if args.json:
         print(json.dumps(jobs_json(infos, await jobsvc.state_dir_path(host, inst)), ensure_ascii=False))
@@ -211,5 +229,3 @@ def run_job_command(args: argparse.Namespace, settings: Settings, paths: Paths) 
         return 130
     finally:
         sys.stdout.flush()
-
-

@@ -47,8 +47,11 @@ def _err(line: str) -> None:
 
 
 async def _each_instance(
-    settings: Settings, paths: Paths, store: SecretStore,
-    body: Callable[[Host, InstanceConfig], Awaitable[T]], names: Sequence[str] | None = None,
+    settings: Settings,
+    paths: Paths,
+    store: SecretStore,
+    body: Callable[[Host, InstanceConfig], Awaitable[T]],
+    names: Sequence[str] | None = None,
 ) -> list[tuple[InstanceConfig, T | GpuTuiError]]:
     """`body` on every configured instance (or `names`) at once, each over its own connection;
     an instance that cannot be reached gives its error instead."""
@@ -74,13 +77,17 @@ def install_on_instances(settings: Settings, paths: Paths, store: SecretStore) -
     if not settings.instances:
         return EXIT_OK
     every = targets(settings, store)
-    done = asyncio.run(_each_instance(settings, paths, store, lambda h, i: ship(
-        h, i, every, settings.currency_of(i), store)))
+    done = asyncio.run(
+        _each_instance(settings, paths, store, lambda h, i: ship(h, i, every, settings.currency_of(i), store))
+    )
     said: set[str] = set()
     for inst, result in done:
         if isinstance(result, GpuTuiError):
-            print(_("{name}: not reachable now ({error}); it gets the targets before its next job or autostop")
-                  .format(name=inst.name, error=error_line(result)))
+            print(
+                _("{name}: not reachable now ({error}); it gets the targets before its next job or autostop").format(
+                    name=inst.name, error=error_line(result)
+                )
+            )
             continue
         for warning in result:
             if warning not in said:
@@ -113,8 +120,11 @@ def test_from_instances(settings: Settings, paths: Paths, names: Sequence[str] |
                 print(_("ok      {name} -> {url}").format(name=inst.name, url=printable(r.target_masked)))
             else:
                 failed.append(f"{inst.name} -> {printable(r.target_masked)}")
-                print(_("FAILED  {name} -> {url}: {error}").format(name=inst.name, url=printable(r.target_masked),
-                                                                  error=printable(r.error or "?")))
+                print(
+                    _("FAILED  {name} -> {url}: {error}").format(
+                        name=inst.name, url=printable(r.target_masked), error=printable(r.error or "?")
+                    )
+                )
     if failed:
         _err(_("notify test: from the instance, no answer for {targets}").format(targets=", ".join(failed)))
         return EXIT_PARTIAL
@@ -133,8 +143,10 @@ def notify_json(every: list[Target]) -> dict[str, object]:
     """The CONTRACTS.md `notify list --json` shape; URLs masked, English keys and values."""
     return {
         "events": list(EVENTS),
-        "targets": [{"number": t.number, "source": t.source, "service": t.service, "url": t.shown,
-                     "events": list(t.events)} for t in every],
+        "targets": [
+            {"number": t.number, "source": t.source, "service": t.service, "url": t.shown, "events": list(t.events)}
+            for t in every
+        ],
     }
 
 
@@ -149,12 +161,19 @@ def _add(args: argparse.Namespace, settings: Settings, paths: Paths, store: Secr
         return EXIT_USAGE
     new = add_target(store, url, args.events)
     shown = next(t for t in targets(settings, store) if t.url.get_secret_value() == url and t.source == "keyring")
-    words = _("added target {n}: {url} ({service}), events: {events}") if new else \
-        _("target {n} was there already; its events are now: {events} ({url}, {service})")
+    words = (
+        _("added target {n}: {url} ({service}), events: {events}")
+        if new
+        else _("target {n} was there already; its events are now: {events} ({url}, {service})")
+    )
     print(words.format(n=shown.number, url=shown.shown, service=shown.service, events=", ".join(shown.events)))
     if url == AUTODL_WECHAT and store.get_password(TOKEN_NAME) is None:
-        print(_("note: autodl-wechat needs the AutoDL developer token (`keyring set gpu-tui provider:autodl`); "
-                "none is stored yet"))
+        print(
+            _(
+                "note: autodl-wechat needs the AutoDL developer token (`keyring set gpu-tui provider:autodl`); "
+                "none is stored yet"
+            )
+        )
     return install_on_instances(settings, paths, store)
 
 
@@ -167,8 +186,10 @@ def _list(args: argparse.Namespace, settings: Settings, store: SecretStore) -> i
         print(_("no notification targets; add one with `gpu-tui notify add` (or [notify] urls in the config)"))
         return EXIT_OK
     rows = [(_("N"), _("FROM"), _("SERVICE"), _("TARGET"), _("EVENTS"))]
-    rows += [(str(t.number), _("config") if t.source == "config" else _("keyring"), t.service, t.shown,
-              ",".join(t.events)) for t in every]
+    rows += [
+        (str(t.number), _("config") if t.source == "config" else _("keyring"), t.service, t.shown, ",".join(t.events))
+        for t in every
+    ]
     print("\n".join(format_rows(rows)))
     return EXIT_OK
 
@@ -179,8 +200,13 @@ def _pick(every: list[Target], name: str | None) -> list[Target]:
     if name.isdigit():
         return [t for t in every if t.number == int(name)]
     low = name.lower()
-    return [t for t in every if t.service.lower() == low or t.url.get_secret_value().split("://")[0].lower() == low
-            or (name == AUTODL_WECHAT and t.url.get_secret_value() == AUTODL_WECHAT)]
+    return [
+        t
+        for t in every
+        if t.service.lower() == low
+        or t.url.get_secret_value().split("://")[0].lower() == low
+        or (name == AUTODL_WECHAT and t.url.get_secret_value() == AUTODL_WECHAT)
+    ]
 
 
 def _report(results: list[Delivery]) -> int:
@@ -188,14 +214,23 @@ def _report(results: list[Delivery]) -> int:
     for r in results:
         t = r.target
         if r.ok:
-            print(_("ok      {n} {url} ({service}) answered in {seconds:.1f} s").format(
-                n=t.number, url=t.shown, service=t.service, seconds=r.seconds))
+            print(
+                _("ok      {n} {url} ({service}) answered in {seconds:.1f} s").format(
+                    n=t.number, url=t.shown, service=t.service, seconds=r.seconds
+                )
+            )
         else:
-            print(_("FAILED  {n} {url} ({service}): {error}").format(
-                n=t.number, url=t.shown, service=t.service, error=r.error))
+            print(
+                _("FAILED  {n} {url} ({service}): {error}").format(
+                    n=t.number, url=t.shown, service=t.service, error=r.error
+                )
+            )
     if failed:
-        _err(_("notify test: no answer from {targets}").format(
-            targets=", ".join(f"{r.target.number} {r.target.shown}" for r in failed)))
+        _err(
+            _("notify test: no answer from {targets}").format(
+                targets=", ".join(f"{r.target.number} {r.target.shown}" for r in failed)
+            )
+        )
         return EXIT_PARTIAL
     return EXIT_OK
 

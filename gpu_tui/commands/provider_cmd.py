@@ -34,8 +34,11 @@ __all__ = ["run_provider", "run_instances", "run_import", "require_token", "inst
 def require_token(provider: str, secrets: SecretStore) -> SecretStr:
     token = token_for(provider, secrets)
     if token is None:
-        raise InputError(_("no {label} API token: run `gpu-tui provider login {provider}`, or set {variable}").format(
-            label=LABELS[provider], provider=provider, variable=token_env(provider)))
+        raise InputError(
+            _("no {label} API token: run `gpu-tui provider login {provider}`, or set {variable}").format(
+                label=LABELS[provider], provider=provider, variable=token_env(provider)
+            )
+        )
     return token
 
 
@@ -52,16 +55,27 @@ def run_provider(args: argparse.Namespace, settings: Settings, paths: Paths) -> 
     token = SecretStr(text)
     listed = asyncio.run(client_for(provider, token).list_instances())  # a wrong token raises AuthFailed: exit 3
     SecretStore().set_password(token_key(provider), token)
-    print(_("{label} token works ({count} instances on the account) and is stored in the keyring as {key!r}").format(
-        label=LABELS[provider], count=len(listed), key=token_key(provider)))
+    print(
+        _("{label} token works ({count} instances on the account) and is stored in the keyring as {key!r}").format(
+            label=LABELS[provider], count=len(listed), key=token_key(provider)
+        )
+    )
     return EXIT_OK
 
 
 def instance_json(inst: ProviderInstance, configured_as: str | None) -> dict[str, object]:
     return {
-        "provider": inst.provider, "id": inst.id, "name": inst.name, "status": inst.status,
-        "provider_status": inst.raw_status, "gpu": inst.gpu, "price_per_hour": inst.price_per_hour,
-        "currency": inst.currency, "ssh_host": inst.ssh_host, "ssh_port": inst.ssh_port, "ssh_user": inst.ssh_user,
+        "provider": inst.provider,
+        "id": inst.id,
+        "name": inst.name,
+        "status": inst.status,
+        "provider_status": inst.raw_status,
+        "gpu": inst.gpu,
+        "price_per_hour": inst.price_per_hour,
+        "currency": inst.currency,
+        "ssh_host": inst.ssh_host,
+        "ssh_port": inst.ssh_port,
+        "ssh_user": inst.ssh_user,
         "configured_as": configured_as,
     }
 
@@ -69,9 +83,18 @@ def instance_json(inst: ProviderInstance, configured_as: str | None) -> dict[str
 def _table(rows: list[tuple[ProviderInstance, str | None]]) -> str:
     head = [_("PROVIDER"), _("ID"), _("NAME"), _("STATUS"), _("GPU"), _("PRICE"), _("IN CONFIG")]
     # the provider's words are data: a name with escape sequences must not drive the terminal
-    body = [[LABELS[i.provider], printable(i.id), printable(i.name) or "-", _(STATUS_WORDS[i.status]),
-             printable(i.gpu) or "-",
-             format_rate_per_hour(i.price_per_hour, i.currency), name or "-"] for i, name in rows]
+    body = [
+        [
+            LABELS[i.provider],
+            printable(i.id),
+            printable(i.name) or "-",
+            _(STATUS_WORDS[i.status]),
+            printable(i.gpu) or "-",
+            format_rate_per_hour(i.price_per_hour, i.currency),
+            name or "-",
+        ]
+        for i, name in rows
+    ]
     return "\n".join(format_rows([head, *body], right=(5,)))
 
 
@@ -134,12 +157,20 @@ def run_import(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
     plans = plan_import(listed, settings, ids, all_=args.all)
     write_import(paths.config_file, plans)
     if args.json:
-        print(json.dumps({"imported": [{"action": p.action, **instance_json(p.instance, p.name)}
-                                       for p in plans]}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {"imported": [{"action": p.action, **instance_json(p.instance, p.name)} for p in plans]},
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return EXIT_OK
     for p in plans:
-        where = f"{p.instance.ssh_user}@{p.instance.ssh_host}:{p.instance.ssh_port}" if p.instance.has_endpoint \
+        where = (
+            f"{p.instance.ssh_user}@{p.instance.ssh_host}:{p.instance.ssh_port}"
+            if p.instance.has_endpoint
             else _("no SSH endpoint yet (stopped): `gpu-tui start {name}` learns it").format(name=p.name)
+        )
         words = _("added") if p.action == "added" else _("updated")
         print(f"{words} {p.name} ({LABELS[p.instance.provider]} {p.instance.id}): {where}")
     if not plans:
@@ -147,7 +178,10 @@ def run_import(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
     other = sorted({p.instance.currency for p in plans} - {settings.settings.currency})
     if other:
         # no exchange rates: money stays per currency, and the daily budget counts settings.currency only
-        print(_("note: these bill in {currencies}, settings.currency is {currency}; costs are shown per "
-                "currency, never converted, and the daily budget counts {currency} only").format(
-                    currencies=", ".join(other), currency=settings.settings.currency))
+        print(
+            _(
+                "note: these bill in {currencies}, settings.currency is {currency}; costs are shown per "
+                "currency, never converted, and the daily budget counts {currency} only"
+            ).format(currencies=", ".join(other), currency=settings.settings.currency)
+        )
     return EXIT_OK

@@ -71,8 +71,11 @@ def run_shutdown(args: argparse.Namespace, settings: Settings, paths: Paths) -> 
     if pulled and not args.no_sync:
         print(_("pulling the results of {names} first (sync pull; --no-sync skips it)").format(names=", ".join(pulled)))
         before = pull_before(make_host, str(paths.config_file.resolve()), secrets.remembered)
-    results = asyncio.run(shutdown_fleet(targets, make_host, api_clients(targets, secrets, args.via_api),
-                                         via_api=args.via_api, before=before))
+    results = asyncio.run(
+        shutdown_fleet(
+            targets, make_host, api_clients(targets, secrets, args.via_api), via_api=args.via_api, before=before
+        )
+    )
     with Billing(paths.ledger_file) as billing:
         for r in results:
             if r.stopped:

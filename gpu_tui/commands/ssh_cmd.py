@@ -101,7 +101,8 @@ def _ask_password(inst: InstanceConfig, refused: AuthFailed) -> SecretStr | None
     try:
         # getpass writes to the terminal itself: the reason shows even where stderr is a pipe
         question = _("password for {user}@{host}:{port} ({name}): ").format(
-            user=inst.user, host=inst.host, port=inst.port, name=inst.name)
+            user=inst.user, host=inst.host, port=inst.port, name=inst.name
+        )
         answer = getpass.getpass(f"gpu-tui: {refused.message}\n{question}")
     except EOFError:
         return None

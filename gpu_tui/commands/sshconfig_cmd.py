@@ -72,14 +72,22 @@ def _offer_key(inst: InstanceConfig, settings: Settings, paths: Paths, install: 
         if asyncio.run(_key_login_works(inst, settings, paths)):
             return True
     except GpuTuiError as exc:
-        _say(_("{name}: could not test a key login ({error}); block written anyway").format(
-            name=inst.name, error=exc.line()))
+        _say(
+            _("{name}: could not test a key login ({error}); block written anyway").format(
+                name=inst.name, error=exc.line()
+            )
+        )
         return False
-    question = _("{name} logs in with a password only; install gpu-tui's key there so ssh and editors need none?"
-                 ).format(name=inst.name)
+    question = _(
+        "{name} logs in with a password only; install gpu-tui's key there so ssh and editors need none?"
+    ).format(name=inst.name)
     if not install and not (sys.stdin.isatty() and confirm(question)):
-        _say(_("{name}: logs in with a password only: `ssh {name}` will ask for it "
-               "(run `gpu-tui ssh-config {name} --install-key` to install gpu-tui's key)").format(name=inst.name))
+        _say(
+            _(
+                "{name}: logs in with a password only: `ssh {name}` will ask for it "
+                "(run `gpu-tui ssh-config {name} --install-key` to install gpu-tui's key)"
+            ).format(name=inst.name)
+        )
         return False
     try:
         asyncio.run(_install_key(inst, settings, paths))
@@ -115,9 +123,12 @@ def ensure_blocks(
             continue
         via = entries.get(inst.host.lower()) if inst.host.lower() in theirs else None
         if via is not None:
-            _say(_("{name}: its host {host} is your own Host entry; the block uses its HostName {hostname} "
-                   "(options such as ProxyJump are not copied)").format(
-                name=inst.name, host=inst.host, hostname=via.hostname))
+            _say(
+                _(
+                    "{name}: its host {host} is your own Host entry; the block uses its HostName {hostname} "
+                    "(options such as ProxyJump are not copied)"
+                ).format(name=inst.name, host=inst.host, hostname=via.hostname)
+            )
         mine.append(inst)
         blocks.append(host_block(inst, paths, via))
     if print_only:
@@ -131,8 +142,11 @@ def ensure_blocks(
         return EXIT_OK
     ready = all([_offer_key(i, settings, paths, install) for i in mine])
     write_blocks(paths.ssh_config, blocks, replace_all=not names)
-    print(_("{path}: Host blocks for {names}; connect with `ssh {first}`, or pick it in VS Code / PyCharm").format(
-        path=paths.ssh_config, names=", ".join(b.alias for b in blocks), first=blocks[0].alias))
+    print(
+        _("{path}: Host blocks for {names}; connect with `ssh {first}`, or pick it in VS Code / PyCharm").format(
+            path=paths.ssh_config, names=", ".join(b.alias for b in blocks), first=blocks[0].alias
+        )
+    )
     return EXIT_OK if ready else EXIT_PARTIAL
 
 
@@ -161,8 +175,12 @@ def run_code(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     code = shutil.which("code")
     path = args.path or inst.workdir
     if code is None:
-        _say(_("no `code` command on PATH: in VS Code run \"Remote-SSH: Connect to Host...\" and pick {name} "
-               "(its block is in ~/.ssh/config), or log in with `ssh {name}`").format(name=inst.name))
+        _say(
+            _(
+                'no `code` command on PATH: in VS Code run "Remote-SSH: Connect to Host..." and pick {name} '
+                "(its block is in ~/.ssh/config), or log in with `ssh {name}`"
+            ).format(name=inst.name)
+        )
         return EXIT_USAGE
     argv = [code, "--remote", vscode_authority(inst.name)] + ([path] if path else [])
     try:

@@ -31,28 +31,45 @@ __all__ = ["run_start"]
 
 def _check(inst: InstanceConfig) -> InstanceConfig:
     if inst.provider not in API_PROVIDERS or not inst.provider_id:
-        raise InputError(_("start {name}: gpu-tui can power on only instances imported from a provider account "
-                           "(provider runpod, vast or autodl with a provider_id); `gpu-tui import PROVIDER` "
-                           "adds them").format(name=inst.name))
+        raise InputError(
+            _(
+                "start {name}: gpu-tui can power on only instances imported from a provider account "
+                "(provider runpod, vast or autodl with a provider_id); `gpu-tui import PROVIDER` "
+                "adds them"
+            ).format(name=inst.name)
+        )
     return inst
 
 
 def run_start(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     if not (math.isfinite(args.timeout) and args.timeout > 0):
-        raise InputError(_("--timeout {value}: give the seconds to wait for SSH, more than 0").format(
-            value=args.timeout))
+        raise InputError(
+            _("--timeout {value}: give the seconds to wait for SSH, more than 0").format(value=args.timeout)
+        )
     targets = [_check(settings.instance(n)) for n in dict.fromkeys(args.names)]
     secrets = SecretStore()
     clients: dict[str, ProviderClient] = {
-        p: client_for(p, require_token(p, secrets)) for p in dict.fromkeys(t.provider for t in targets)}
+        p: client_for(p, require_token(p, secrets)) for p in dict.fromkeys(t.provider for t in targets)
+    }
 
     def progress(name: str) -> Callable[[str], None]:
         return lambda line: print(f"{name}: {printable(line)}", flush=True)
 
     async def all_of() -> list[StartResult]:
-        return list(await asyncio.gather(*(
-            start_instance(t, clients[t.provider], wait=not args.no_wait, progress=progress(t.name),
-                           wait_seconds=args.timeout) for t in targets)))
+        return list(
+            await asyncio.gather(
+                *(
+                    start_instance(
+                        t,
+                        clients[t.provider],
+                        wait=not args.no_wait,
+                        progress=progress(t.name),
+                        wait_seconds=args.timeout,
+                    )
+                    for t in targets
+                )
+            )
+        )
 
     results = asyncio.run(all_of())
     rates = {}
@@ -60,8 +77,11 @@ def run_start(args: argparse.Namespace, settings: Settings, paths: Paths) -> int
         fields = refreshed_fields(inst, r) if r.ok else {}
         if fields:
             upsert_instance(paths.config_file, {"name": inst.name, **fields}, match_host_user=False)
-            print(_("{name}: the config now says {fields}").format(
-                name=inst.name, fields=", ".join(f"{k} = {v}" for k, v in fields.items())))
+            print(
+                _("{name}: the config now says {fields}").format(
+                    name=inst.name, fields=", ".join(f"{k} = {v}" for k, v in fields.items())
+                )
+            )
         rate = fields.get("hourly_rate", inst.hourly_rate)
         rates[inst.name] = float(rate) if isinstance(rate, int | float) else inst.hourly_rate
     with Billing(paths.ledger_file) as billing:

@@ -51,29 +51,37 @@ def format_table(
         used = [g.memory_used_mib for g in s.gpus if g.memory_used_mib is not None]
         total = [g.memory_total_mib for g in s.gpus if g.memory_total_mib is not None]
         own = currency_of((currencies or {}).get(s.name), currency)
-        rows.append((
-            s.name,
-            state,
-            str(len(s.gpus)) if s.online else "-",
-            format_percent(sum(utils) / len(utils)) if utils else "-",
-            f"{format_mib_as_gib(sum(used))}/{format_mib_as_gib(sum(total))}" if total else "-",
-            format_duration_s(s.uptime_seconds),
-            format_rate_per_hour(s.hourly_rate, own),
-            format_money(s.cost_so_far, own),
-        ))
+        rows.append(
+            (
+                s.name,
+                state,
+                str(len(s.gpus)) if s.online else "-",
+                format_percent(sum(utils) / len(utils)) if utils else "-",
+                f"{format_mib_as_gib(sum(used))}/{format_mib_as_gib(sum(total))}" if total else "-",
+                format_duration_s(s.uptime_seconds),
+                format_rate_per_hour(s.hourly_rate, own),
+                format_money(s.cost_so_far, own),
+            )
+        )
         lines = []
         if s.error:
             lines.append(f"  {printable(s.error)}")
         if s.gpu_error:
             lines.append("  " + _("gpu error: {reason}").format(reason=printable(s.gpu_error.reason)))
         for g in s.gpus:
-            lines.append("  " + _(
-                "[{index}] {name}: {util} util, {used}/{total} MiB, {temp}, {power}/{limit}"
-            ).format(
-                index=g.index, name=printable(g.name or "?"), util=_num(g.utilization_gpu, "%"),
-                used=_num(g.memory_used_mib), total=_num(g.memory_total_mib), temp=_num(g.temperature_c, "C"),
-                power=_num(g.power_draw_w, "W"), limit=_num(g.power_limit_w, "W"),
-            ))
+            lines.append(
+                "  "
+                + _("[{index}] {name}: {util} util, {used}/{total} MiB, {temp}, {power}/{limit}").format(
+                    index=g.index,
+                    name=printable(g.name or "?"),
+                    util=_num(g.utilization_gpu, "%"),
+                    used=_num(g.memory_used_mib),
+                    total=_num(g.memory_total_mib),
+                    temp=_num(g.temperature_c, "C"),
+                    power=_num(g.power_draw_w, "W"),
+                    limit=_num(g.power_limit_w, "W"),
+                )
+            )
         details[i] = lines
     out = []
     for i, line in enumerate(format_rows(rows)):
@@ -94,16 +102,23 @@ def record_uptimes(statuses: list[InstanceStatus], paths: Paths, instances: Iter
     if seen:
         with Billing(paths.ledger_file) as billing:
             if not billing.seen_many(seen):
-                sys.stderr.write("gpu-tui: " + _("ledger: could not record uptimes in {path} (see the log)").format(
-                    path=paths.ledger_file) + "\n")
+                sys.stderr.write(
+                    "gpu-tui: "
+                    + _("ledger: could not record uptimes in {path} (see the log)").format(path=paths.ledger_file)
+                    + "\n"
+                )
 
 
 def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     instances = [settings.instance(n) for n in args.names] if args.names else list(settings.instances)
     if not instances:
-        sys.stderr.write("gpu-tui: " + _(
-            "no instances configured in {path}; add one (see config.example.toml) or try `gpu-tui demo`"
-        ).format(path=paths.config_file) + "\n")
+        sys.stderr.write(
+            "gpu-tui: "
+            + _("no instances configured in {path}; add one (see config.example.toml) or try `gpu-tui demo`").format(
+                path=paths.config_file
+            )
+            + "\n"
+        )
         return EXIT_USAGE
     secrets = SecretStore()
     hosts = [(build_ssh_host(i, settings, paths, secrets), i.hourly_rate) for i in instances]

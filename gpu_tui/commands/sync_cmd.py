@@ -80,17 +80,22 @@ def summary_words(s: SyncSummary, instance: str) -> str:
     size, seconds = format_bytes(s.bytes_sent), f"{s.seconds:.1f}"
     if s.dry_run:
         text = _("dry run, {arrow}: would send {files}, {size} ({method}, {seconds} s)").format(
-            arrow=arrow, files=files, size=size, method=s.method, seconds=seconds)
+            arrow=arrow, files=files, size=size, method=s.method, seconds=seconds
+        )
     elif s.direction == "push":
         text = _("pushed {arrow}: {files}, {size} sent in {seconds} s ({method})").format(
-            arrow=arrow, files=files, size=size, seconds=seconds, method=s.method)
+            arrow=arrow, files=files, size=size, seconds=seconds, method=s.method
+        )
     else:
         text = _("pulled {arrow}: {files}, {size} sent in {seconds} s ({method})").format(
-            arrow=arrow, files=files, size=size, seconds=seconds, method=s.method)
+            arrow=arrow, files=files, size=size, seconds=seconds, method=s.method
+        )
     if s.skipped_links:
-        text = ngettext("{summary}; {n} symlink skipped (SFTP copies files only)",
-                        "{summary}; {n} symlinks skipped (SFTP copies files only)", s.skipped_links,
-                        ).format(summary=text, n=s.skipped_links)
+        text = ngettext(
+            "{summary}; {n} symlink skipped (SFTP copies files only)",
+            "{summary}; {n} symlinks skipped (SFTP copies files only)",
+            s.skipped_links,
+        ).format(summary=text, n=s.skipped_links)
     return text
 
 
@@ -122,8 +127,15 @@ def run_sync_command(args: argparse.Namespace, settings: Settings, paths: Paths)
         await host.connect()
         try:
             job = await plan_sync(
-                host, inst, args.direction, args.local, args.remote, transport=transport,
-                force_sftp=args.sftp, dry_run=args.dry_run, bwlimit_kib=args.bwlimit,
+                host,
+                inst,
+                args.direction,
+                args.local,
+                args.remote,
+                transport=transport,
+                force_sftp=args.sftp,
+                dry_run=args.dry_run,
+                bwlimit_kib=args.bwlimit,
             )
             if job.method == "sftp" and not args.sftp:
                 sys.stderr.write("gpu-tui: " + _("{why}: using SFTP").format(why=job.why) + "\n")

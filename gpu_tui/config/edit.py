@@ -156,16 +156,21 @@ def _entries(text: str, source: str) -> list[_Entry]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(_("{source}: not valid TOML, so it cannot be edited: {error}; fix it by hand first").format(
-            source=source, error=exc)) from None
+        raise ConfigError(
+            _("{source}: not valid TOML, so it cannot be edited: {error}; fix it by hand first").format(
+                source=source, error=exc
+            )
+        ) from None
     instances = data.get("instances", [])
     headers = _headers(text)
     starts = [n for n, h in enumerate(headers) if h.array and h.name == ("instances",)]
     if not isinstance(instances, list) or len(starts) != len(instances):
-        raise ConfigError(_(
-            "{source}: 'instances' is not written as [[instances]] tables (an inline array?), so gpu-tui "
-            "cannot edit it safely; rewrite it as [[instances]] tables, or edit the file by hand"
-        ).format(source=source))
+        raise ConfigError(
+            _(
+                "{source}: 'instances' is not written as [[instances]] tables (an inline array?), so gpu-tui "
+                "cannot edit it safely; rewrite it as [[instances]] tables, or edit the file by hand"
+            ).format(source=source)
+        )
     entries: list[_Entry] = []
     for index, n in enumerate(starts):
         following = (h for h in headers[n + 1 :] if h.name[:1] != ("instances",) or h.name == ("instances",))
@@ -206,11 +211,13 @@ def _render_update(segment: str, fields: Mapping[str, Any], keep_name: bool, sou
     try:
         doc = tomlkit.parse(segment)
     except tomlkit.exceptions.TOMLKitError as exc:
-        raise ConfigError(_("{source}: cannot edit this entry safely ({error}); edit it by hand").format(
-            source=source, error=exc)) from None
+        raise ConfigError(
+            _("{source}: cannot edit this entry safely ({error}); edit it by hand").format(source=source, error=exc)
+        ) from None
     if tomlkit.dumps(doc) != segment:
         raise ConfigError(
-            _("{source}: cannot edit this entry without changing its layout; edit it by hand").format(source=source))
+            _("{source}: cannot edit this entry without changing its layout; edit it by hand").format(source=source)
+        )
     table = doc["instances"][0]
     for key, value in _given(fields).items():
         if key == "name" and keep_name:

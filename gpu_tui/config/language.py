@@ -52,7 +52,8 @@ def resolve_language(option: str | None, environ: Mapping[str, str], configured:
         if language is None:
             raise ConfigError(
                 i18n._("{where}: unknown language {value!r}; choose one of {choices}").format(
-                    where=where or "settings.language", value=value, choices=", ".join(i18n.CHOICES))
+                    where=where or "settings.language", value=value, choices=", ".join(i18n.CHOICES)
+                )
             )
         return language
     return i18n.language_from_locale(environ)

@@ -102,9 +102,11 @@ class SecretStore:
 
         ok = self._keyring(store, default=False)
         if not ok:
-            raise SecretError(_(
-                "cannot store the password for {name!r}: {problem}. Set {variable} in the environment instead."
-            ).format(name=name, problem=self.keyring_problem, variable=env_var_name(name)))
+            raise SecretError(
+                _(
+                    "cannot store the password for {name!r}: {problem}. Set {variable} in the environment instead."
+                ).format(name=name, problem=self.keyring_problem, variable=env_var_name(name))
+            )
 
     def delete_password(self, name: str) -> None:
         """Forget the password everywhere we keep it; a missing entry is not an error."""
@@ -135,7 +137,8 @@ class SecretStore:
         except _Timeout:
             log.warning("keyring unavailable: the keyring did not answer within %g s (locked?)", self._timeout)
             self.keyring_problem = _("the keyring did not answer within {seconds:g} s (locked?)").format(
-                seconds=self._timeout)
+                seconds=self._timeout
+            )
         except Exception as exc:  # keyring backends raise many types; all mean "unusable"
             log.warning("keyring unavailable: no usable keyring (%s)", type(exc).__name__)
             self.keyring_problem = _("no usable keyring ({error})").format(error=type(exc).__name__)

@@ -136,8 +136,6 @@ class SettingsSection(_Strict):
     --lang win over this)."""
 
 
-
-
 _TARGET_PATTERN = r"^(autodl-wechat|[A-Za-z][A-Za-z0-9+.-]*://\S*)$"
 
 
@@ -179,8 +177,11 @@ class Settings(_Strict):
         hint = _did_you_mean(name, known)
         if not known:
             raise ConfigError(_("no instance named {name!r}{hint}; configured: none").format(name=name, hint=hint))
-        raise ConfigError(_("no instance named {name!r}{hint}; configured: {names}").format(
-            name=name, hint=hint, names=", ".join(known)))
+        raise ConfigError(
+            _("no instance named {name!r}{hint}; configured: {names}").format(
+                name=name, hint=hint, names=", ".join(known)
+            )
+        )
 
 
 def _did_you_mean(word: str, choices: Any) -> str:
@@ -268,8 +269,10 @@ def _describe(err: Any, data: dict[str, Any]) -> str:
     if err["type"] == "extra_forbidden":
         key = str(loc[-1])
         if key in {"password", "passwd", "token", "secret"}:
-            return _("{where}: secrets are never kept in the config file; store the password with "
-                     "`gpu-tui add` (keyring) or set GPU_TUI_PASSWORD_<NAME>").format(where=where)
+            return _(
+                "{where}: secrets are never kept in the config file; store the password with "
+                "`gpu-tui add` (keyring) or set GPU_TUI_PASSWORD_<NAME>"
+            ).format(where=where)
         choices = _model_for(loc).model_fields.keys()
         return _("{where}: unknown key {key!r}{hint}").format(where=where, key=key, hint=_did_you_mean(key, choices))
     if err["type"] == "missing":
@@ -305,17 +308,22 @@ def parse_settings(text: str, source: str = "<config>") -> Settings:
         if action not in ACTION_IDS:
             line = locate(text, ("keys", action))
             where = f"{source}:{line}" if line else source
-            raise ConfigError(_("{where}: keys.{action}: unknown action id {action!r}{hint}; known: {known}").format(
-                where=where, action=action, hint=_did_you_mean(action, ACTION_IDS), known=", ".join(ACTION_IDS)))
+            raise ConfigError(
+                _("{where}: keys.{action}: unknown action id {action!r}{hint}; known: {known}").format(
+                    where=where, action=action, hint=_did_you_mean(action, ACTION_IDS), known=", ".join(ACTION_IDS)
+                )
+            )
     seen: dict[str, int] = {}
     for idx, inst in enumerate(settings.instances):
         if inst.name in seen:
             line = locate(text, ("instances", idx, "name"))
             where = f"{source}:{line}" if line else source
-            raise ConfigError(_(
-                "{where}: instances[{index}].name: duplicate instance name {name!r} "
-                "(first used by instances[{first}]); names must be unique"
-            ).format(where=where, index=idx, name=inst.name, first=seen[inst.name]))
+            raise ConfigError(
+                _(
+                    "{where}: instances[{index}].name: duplicate instance name {name!r} "
+                    "(first used by instances[{first}]); names must be unique"
+                ).format(where=where, index=idx, name=inst.name, first=seen[inst.name])
+            )
         seen[inst.name] = idx
     return settings
 

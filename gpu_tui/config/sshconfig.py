@@ -84,8 +84,11 @@ def _split_args(text: str, where: str) -> list[str]:
             if ch in "\"'":
                 end = text.find(ch, i + 1)
                 if end == -1:
-                    raise InputError(_("{where}: a quote ({quote}) is not closed; close it or remove it").format(
-                        where=where, quote=ch))
+                    raise InputError(
+                        _("{where}: a quote ({quote}) is not closed; close it or remove it").format(
+                            where=where, quote=ch
+                        )
+                    )
                 word.append(text[i + 1 : end])
                 i = end + 1
             elif ch == "\\" and i + 1 < n and text[i + 1] in "\"'\\ ":
@@ -124,7 +127,8 @@ def _port(value: str, where: str) -> int:
     if not re.fullmatch(r"[0-9]{1,5}", value) or not 1 <= int(value) <= 65535:
         raise InputError(
             _("{where}: Port {value!r} is not a port number; write a number from 1 to 65535").format(
-                where=where, value=value)
+                where=where, value=value
+            )
         )
     return int(value)
 
@@ -172,9 +176,11 @@ class _Reader:
                 in_match = True
             elif keyword == "include":
                 if depth >= MAX_INCLUDE_DEPTH:
-                    raise InputError(_(
-                        "{where}: Include nests deeper than {depth} files; does a file include itself? Remove the loop"
-                    ).format(where=where, depth=MAX_INCLUDE_DEPTH))
+                    raise InputError(
+                        _(
+                            "{where}: Include nests deeper than {depth} files; does a file include itself? Remove the loop"  # noqa: E501
+                        ).format(where=where, depth=MAX_INCLUDE_DEPTH)
+                    )
                 for included in (p for arg in args for p in _include_paths(arg, self.base)):
                     self.read(included, conditions, never or in_match, depth + 1)
             elif keyword in _WANTED and args:

@@ -141,13 +141,25 @@ def parse_status(text: str) -> AutostopStatus:
     after_job = armed_fields.get("after_job")
     after_job = None if after_job in (None, "-") else after_job
     if not alive:
-        return AutostopStatus(armed=False, state="off", idle_seconds=idle_total, after_job=after_job,
-                              last_line=last.text if last else None)
+        return AutostopStatus(
+            armed=False,
+            state="off",
+            idle_seconds=idle_total,
+            after_job=after_job,
+            last_line=last.text if last else None,
+        )
     failure = None
     if failed_line is not None and (armed_line is None or failed_line.epoch >= armed_line.epoch):
         failure = failed_line.rest
-    status = AutostopStatus(armed=True, state="watching", idle_seconds=idle_total, after_job=after_job, pid=pid,
-                            last_line=last.text if last else None, failure=failure)
+    status = AutostopStatus(
+        armed=True,
+        state="watching",
+        idle_seconds=idle_total,
+        after_job=after_job,
+        pid=pid,
+        last_line=last.text if last else None,
+        failure=failure,
+    )
     if last is None or last.kind == "armed":
         return status
     held = _HELD.match(last.rest)

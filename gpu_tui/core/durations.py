@@ -31,13 +31,16 @@ def parse_duration(text: str, *, what: str | None = None) -> int:
     what = what or _("duration")
     if not raw or m is None or not any(m.groups()):
         hint = _("; did you mean {guess}?").format(guess=f"{raw}m") if raw.isdigit() else ""
-        raise InputError(_("{what} {text!r}: write it like 30s, 15m, 1h or 1h30m{hint}").format(
-            what=what, text=text, hint=hint))
+        raise InputError(
+            _("{what} {text!r}: write it like 30s, 15m, 1h or 1h30m{hint}").format(what=what, text=text, hint=hint)
+        )
     seconds = sum(int(n) * _UNITS[u] for n, u in zip(m.groups(), "hms", strict=True) if n)
     if seconds < 1:
         raise InputError(_("{what} {text!r}: must be at least 1s").format(what=what, text=text))
     if seconds > MAX_DURATION_SECONDS:
-        raise InputError(_("{what} {text!r}: must be at most {most}").format(
-            what=what, text=text, most=format_duration(MAX_DURATION_SECONDS)))
+        raise InputError(
+            _("{what} {text!r}: must be at most {most}").format(
+                what=what, text=text, most=format_duration(MAX_DURATION_SECONDS)
+            )
+        )
     return seconds
-

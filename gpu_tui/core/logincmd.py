@@ -93,19 +93,24 @@ def _split(text: str) -> list[str]:
     try:
         return shlex.split(text)
     except ValueError:
-        raise _fail(_("a quote is not closed"),
-                    _("paste the command exactly as shown, {example}").format(example=_eg())) from None
+        raise _fail(
+            _("a quote is not closed"), _("paste the command exactly as shown, {example}").format(example=_eg())
+        ) from None
 
 
 def _port(value: str, where: str) -> int:
     # ASCII digits only: int() would also accept '٣' and '1_000'
     if not re.fullmatch(r"[0-9]+", value):
-        raise _fail(_("port {value} {where} is not a number").format(value=_short(value), where=where),
-                    _("give the SSH port as digits, {example}").format(example=_eg()))
+        raise _fail(
+            _("port {value} {where} is not a number").format(value=_short(value), where=where),
+            _("give the SSH port as digits, {example}").format(example=_eg()),
+        )
     number = int(value) if len(value) <= 6 else 0
     if not 1 <= number <= 65535:
-        raise _fail(_("port {value} {where} is out of range").format(value=_short(value), where=where),
-                    _("an SSH port is between 1 and 65535"))
+        raise _fail(
+            _("port {value} {where} is out of range").format(value=_short(value), where=where),
+            _("an SSH port is between 1 and 65535"),
+        )
     return number
 
 
@@ -113,14 +118,18 @@ def _split_host_port(hostport: str, original: str) -> tuple[str, int | None]:
     if hostport.startswith("["):
         end = hostport.find("]")
         if end == -1:
-            raise _fail(_("{word} opens '[' without closing it").format(word=_short(original)),
-                        _("write IPv6 addresses as [addr]:port"))
+            raise _fail(
+                _("{word} opens '[' without closing it").format(word=_short(original)),
+                _("write IPv6 addresses as [addr]:port"),
+            )
         host, rest = hostport[1:end], hostport[end + 1 :]
         if not rest:
             return host, None
         if not rest.startswith(":"):
-            raise _fail(_("unexpected {rest} after ']' in {word}").format(rest=_short(rest), word=_short(original)),
-                        _("write IPv6 addresses as [addr]:port"))
+            raise _fail(
+                _("unexpected {rest} after ']' in {word}").format(rest=_short(rest), word=_short(original)),
+                _("write IPv6 addresses as [addr]:port"),
+            )
         return host, _port(rest[1:], _("in {word}").format(word=_short(original)))
     if hostport.count(":") == 1:
         host, _colon, port = hostport.partition(":")
@@ -135,19 +144,23 @@ def _destination(word: str) -> tuple[str | None, str, int | None]:
     if rest.lower().startswith("ssh://"):
         rest = rest[len("ssh://") :].rstrip("/")
         if "/" in rest:
-            raise _fail(_("{word} has a path").format(word=_short(word)),
-                        _("an ssh:// address is ssh://user@host:port, {example}").format(example=_eg()))
+            raise _fail(
+                _("{word} has a path").format(word=_short(word)),
+                _("an ssh:// address is ssh://user@host:port, {example}").format(example=_eg()),
+            )
     user: str | None = None
     if "@" in rest:
         # OpenSSH splits at the last '@'
         user, _at, rest = rest.rpartition("@")
         if not user:
-            raise _fail(_("no user before '@' in {word}").format(word=_short(word)),
-                        _("write user@host, e.g. root@host"))
+            raise _fail(
+                _("no user before '@' in {word}").format(word=_short(word)), _("write user@host, e.g. root@host")
+            )
     host, port = _split_host_port(rest, word)
     if not host:
-        raise _fail(_("no host in {word}").format(word=_short(word)),
-                    _("write user@host, {example}").format(example=_eg()))
+        raise _fail(
+            _("no host in {word}").format(word=_short(word)), _("write user@host, {example}").format(example=_eg())
+        )
     return user, host, port
 
 
@@ -162,8 +175,10 @@ def _check_host(host: str) -> None:
 
 def _check_user(user: str) -> None:
     if not _USER.fullmatch(user):
-        raise _fail(_("user {user} is not a valid login name").format(user=_short(user)),
-                    _("use only letters, digits, '.', '_' and '-'"))
+        raise _fail(
+            _("user {user} is not a valid login name").format(user=_short(user)),
+            _("use only letters, digits, '.', '_' and '-'"),
+        )
 
 
 @dataclass
@@ -187,8 +202,10 @@ class _Found:
 def _apply_o(found: _Found, value: str) -> None:
     m = _OPTION.fullmatch(value)
     if not m:
-        raise _fail(_("-o {value} is not Key=Value").format(value=_short(value)),
-                    _("write ssh options as -o Key=Value, e.g. -o Port=2222"))
+        raise _fail(
+            _("-o {value} is not Key=Value").format(value=_short(value)),
+            _("write ssh options as -o Key=Value, e.g. -o Port=2222"),
+        )
     key, arg = m.group(1).lower(), m.group(2).strip("\"'")
     if key == "port" and found.port is None:
         found.port = _port(arg, _("after -o Port"))
@@ -241,16 +258,20 @@ def _read_ssh_args(args: list[str]) -> _Found:
                 if flag in _NO_ARG_FLAGS:
                     continue
                 if flag not in _ARG_FLAGS:
-                    raise _fail(_("ssh has no option -{flag}").format(flag=flag),
-                                _("paste the login command as the console shows it, {example}").format(example=_eg()))
+                    raise _fail(
+                        _("ssh has no option -{flag}").format(flag=flag),
+                        _("paste the login command as the console shows it, {example}").format(example=_eg()),
+                    )
                 if j < len(word):
                     value = word[j:]
                 elif i < len(args):
                     value = args[i]
                     i += 1
                 else:
-                    raise _fail(_("-{flag} at the end has no value").format(flag=flag),
-                                _("give it one or leave it out, {example}").format(example=_eg()))
+                    raise _fail(
+                        _("-{flag} at the end has no value").format(flag=flag),
+                        _("give it one or leave it out, {example}").format(example=_eg()),
+                    )
                 _apply_flag(found, flag, value)
                 break
             continue
@@ -260,9 +281,11 @@ def _read_ssh_args(args: list[str]) -> _Found:
             continue
         raise _fail(
             _("there are extra words after the destination {destination}").format(
-                destination=_short(found.destination)),
+                destination=_short(found.destination)
+            ),
             _("paste only the login, without a remote command (or a password) after it, {example}").format(
-                example=_eg()),
+                example=_eg()
+            ),
         )
     return found
 
@@ -293,8 +316,9 @@ def parse_login(text: str) -> LoginSpec:
             raise _fail(_("it sets a password variable"), password_hint)
         words.pop(0)
     if not words:
-        raise _fail(_("it only sets variables"),
-                    _("paste the SSH login your provider shows, {example}").format(example=_eg()))
+        raise _fail(
+            _("it only sets variables"), _("paste the SSH login your provider shows, {example}").format(example=_eg())
+        )
 
     program = re.split(r"[/\\]", words[0])[-1].lower()
     if program in ("ssh", "ssh.exe"):
@@ -303,8 +327,10 @@ def parse_login(text: str) -> LoginSpec:
         found = _Found()
         _apply_destination(found, words[0])
     else:
-        raise _fail(_("{word} is not ssh").format(word=_short(words[0])),
-                    _("gpu-tui needs an SSH login, {example}").format(example=_eg()))
+        raise _fail(
+            _("{word} is not ssh").format(word=_short(words[0])),
+            _("gpu-tui needs an SSH login, {example}").format(example=_eg()),
+        )
     if found.host is None:
         raise _fail(_("it names no host"), _("add user@host, {example}").format(example=_eg()))
     user = found.user if found.user is not None else "root"
@@ -318,7 +344,7 @@ def parse_login(text: str) -> LoginSpec:
 
 
 def guess_provider(host: str) -> str:
-    """"autodl" | "runpod" | "vast" from the host's domain; "generic" otherwise (raw IPs too)."""
+    """ "autodl" | "runpod" | "vast" from the host's domain; "generic" otherwise (raw IPs too)."""
     for provider, domains in _PROVIDER_DOMAINS.items():
         if any(_in_domain(host, d) for d in domains):
             return provider

@@ -31,7 +31,11 @@ def shutdown_line(provider: str, *, provider_id: str = "", override: str = "") -
     template = PROFILES.get(provider, PROFILES["generic"])
     if "{provider_id}" in template:
         if not provider_id:
-            raise InputError(_("provider {provider!r} needs `provider_id` (the instance id its CLI stops) in the "
-                               "instance's config entry, or a `shutdown_command`").format(provider=provider))
+            raise InputError(
+                _(
+                    "provider {provider!r} needs `provider_id` (the instance id its CLI stops) in the "
+                    "instance's config entry, or a `shutdown_command`"
+                ).format(provider=provider)
+            )
         return template.format(provider_id=shlex.quote(provider_id))
     return template

@@ -37,20 +37,35 @@ API_PROVIDERS: tuple[str, ...] = ("runpod", "vast", "autodl")
 
 PowerState = Literal["running", "starting", "stopping", "stopped", "unknown"]
 STATUS_WORDS: Mapping[str, str] = {
-    "running": N_("running"), "starting": N_("starting"), "stopping": N_("stopping"),
-    "stopped": N_("stopped"), "unknown": N_("unknown"),
+    "running": N_("running"),
+    "starting": N_("starting"),
+    "stopping": N_("stopping"),
+    "stopped": N_("stopped"),
+    "unknown": N_("unknown"),
 }
 """gpu-tui's words for the states, for `_()` where they are shown."""
 
 _STATES: Mapping[str, PowerState] = {
     # RunPod desiredStatus
-    "RUNNING": "running", "EXITED": "stopped", "TERMINATED": "stopped", "CREATED": "starting",
+    "RUNNING": "running",
+    "EXITED": "stopped",
+    "TERMINATED": "stopped",
+    "CREATED": "starting",
     # Vast actual_status (docs.vast.ai, show instances)
-    "running": "running", "stopped": "stopped", "exited": "stopped", "loading": "starting",
-    "created": "starting", "rebooting": "starting", "scheduling": "starting",
+    "running": "running",
+    "stopped": "stopped",
+    "exited": "stopped",
+    "loading": "starting",
+    "created": "starting",
+    "rebooting": "starting",
+    "scheduling": "starting",
     # AutoDL Pro status
-    "starting": "starting", "shutting_down": "stopping", "shutdown": "stopped", "powered_off": "stopped",
-    "creating": "starting", "re_initializing": "starting",
+    "starting": "starting",
+    "shutting_down": "stopping",
+    "shutdown": "stopped",
+    "powered_off": "stopped",
+    "creating": "starting",
+    "re_initializing": "starting",
 }
 
 

@@ -114,8 +114,13 @@ def parse_sacct(text: str) -> dict[str, SlurmJob]:
             continue
         code, _sep, sig = cells[2].partition(":")
         exit_code = 128 + int(sig) if sig.isdigit() and int(sig) else (int(code) if code.isdigit() else None)
-        jobs[cells[0]] = SlurmJob(job_id=cells[0], state=cells[1].split()[0].upper() if cells[1] else "",
-                                  reason=_reason(cells[4]), node=_reason(cells[3]), exit_code=exit_code)
+        jobs[cells[0]] = SlurmJob(
+            job_id=cells[0],
+            state=cells[1].split()[0].upper() if cells[1] else "",
+            reason=_reason(cells[4]),
+            node=_reason(cells[3]),
+            exit_code=exit_code,
+        )
     return jobs
 
 

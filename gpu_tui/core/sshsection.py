@@ -18,7 +18,14 @@ from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import _
 
 __all__ = [
-    "BEGIN", "END", "HostBlock", "alias_problem", "render_block", "splice", "blocks_in", "remove_block",
+    "BEGIN",
+    "END",
+    "HostBlock",
+    "alias_problem",
+    "render_block",
+    "splice",
+    "blocks_in",
+    "remove_block",
     "user_aliases",
 ]
 
@@ -49,24 +56,33 @@ def alias_problem(name: str) -> str | None:
     pattern syntax and a leading `-` as an option to `ssh`; instance names never hold the
     first ones, but may start with `-` or `.`."""
     if not _ALIAS.fullmatch(name):
-        return _("{name!r} cannot be an ssh alias: it must start with a letter, digit or _ and hold only "
-                 "letters, digits, `.`, `_` and `-`; rename the instance (`i` in the dashboard, or the config)"
-                 ).format(name=name)
+        return _(
+            "{name!r} cannot be an ssh alias: it must start with a letter, digit or _ and hold only "
+            "letters, digits, `.`, `_` and `-`; rename the instance (`i` in the dashboard, or the config)"
+        ).format(name=name)
     return None
 
 
 def _word(value: str) -> str:
     """A config argument: quoted when it holds a space; a `"` cannot be written at all."""
     if '"' in value or "\n" in value:
-        raise InputError(_("{value!r} cannot be written to an ssh config (it holds a quote or a newline); "
-                           "move the file to a plain path").format(value=value))
+        raise InputError(
+            _(
+                "{value!r} cannot be written to an ssh config (it holds a quote or a newline); "
+                "move the file to a plain path"
+            ).format(value=value)
+        )
     return f'"{value}"' if any(c.isspace() for c in value) else value
 
 
 def render_block(block: HostBlock) -> list[str]:
     """The block's lines, OpenSSH keywords in their usual spelling."""
-    lines = [f"Host {block.alias}", f"    HostName {_word(block.hostname)}", f"    Port {block.port}",
-             f"    User {_word(block.user)}"]
+    lines = [
+        f"Host {block.alias}",
+        f"    HostName {_word(block.hostname)}",
+        f"    Port {block.port}",
+        f"    User {_word(block.user)}",
+    ]
     lines += [f"    IdentityFile {_word(path)}" for path in block.identity_files]
     lines.append("    UserKnownHostsFile " + " ".join(_word(p) for p in block.known_hosts))
     # exactly the keys gpu-tui trusts: a new key is accepted in gpu-tui (it shows the fingerprint)
@@ -82,8 +98,12 @@ def _find(lines: Sequence[str]) -> tuple[int, int] | None:
         return None
     end = next((i for i in range(begin + 1, len(lines)) if _END_RE.match(lines[i])), None)
     if end is None:
-        raise InputError(_("~/.ssh/config: the line {line} starts gpu-tui's section but nothing ends it; "
-                           "add `{end}` where it should end, or delete the section").format(line=begin + 1, end=END))
+        raise InputError(
+            _(
+                "~/.ssh/config: the line {line} starts gpu-tui's section but nothing ends it; "
+                "add `{end}` where it should end, or delete the section"
+            ).format(line=begin + 1, end=END)
+        )
     return begin, end
 
 

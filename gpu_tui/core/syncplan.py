@@ -299,7 +299,8 @@ def summary_line(s: SyncSummary, instance: str) -> str:
     size, seconds = format_bytes(s.bytes_sent), f"{s.seconds:.1f}"
     if s.dry_run:
         text = _("dry run, {paths}: would send {files}, {size} ({method}, {seconds} s)").format(
-            paths=arrow, files=files, size=size, method=s.method, seconds=seconds)
+            paths=arrow, files=files, size=size, method=s.method, seconds=seconds
+        )
     else:
         if s.direction == "push":
             done = _("pushed {paths}: {files}, {size} sent in {seconds} s ({method})")
@@ -307,15 +308,25 @@ def summary_line(s: SyncSummary, instance: str) -> str:
             done = _("pulled {paths}: {files}, {size} sent in {seconds} s ({method})")
         text = done.format(paths=arrow, files=files, size=size, seconds=seconds, method=s.method)
     if s.skipped_links:
-        text += ngettext("; {n} symlink skipped (SFTP copies files only)",
-                         "; {n} symlinks skipped (SFTP copies files only)", s.skipped_links).format(n=s.skipped_links)
+        text += ngettext(
+            "; {n} symlink skipped (SFTP copies files only)",
+            "; {n} symlinks skipped (SFTP copies files only)",
+            s.skipped_links,
+        ).format(n=s.skipped_links)
     return text
 
 
 def summary_json(s: SyncSummary, instance: str) -> dict[str, object]:
     """`sync --json`: one object, snake_case, units in the key names."""
     return {
-        "instance": instance, "direction": s.direction, "method": s.method, "local": s.local,
-        "remote": s.remote, "files_sent": s.files_sent, "bytes_sent": s.bytes_sent,
-        "seconds": round(s.seconds, 3), "dry_run": s.dry_run, "skipped_symlinks": s.skipped_links,
+        "instance": instance,
+        "direction": s.direction,
+        "method": s.method,
+        "local": s.local,
+        "remote": s.remote,
+        "files_sent": s.files_sent,
+        "bytes_sent": s.bytes_sent,
+        "seconds": round(s.seconds, 3),
+        "dry_run": s.dry_run,
+        "skipped_symlinks": s.skipped_links,
     }

@@ -18,4 +18,3 @@ def strip_ansi(text: str) -> str:
 def printable(text: str) -> str:
     """One line of remote text for a terminal: escapes removed, other control characters shown as `?`."""
     return _CONTROL.sub("?", strip_ansi(text))
-

@@ -254,8 +254,15 @@ def strftime(d: datetime, fmt: str) -> str:
 
     def one(m: re.Match[str]) -> str:
         bare, c = m[1] == "-", m[2]
-        numbers = {"Y": (d.year, "04"), "m": (d.month, "02"), "d": (d.day, "02"), "e": (d.day, "2"),
-                   "H": (d.hour, "02"), "M": (d.minute, "02"), "S": (d.second, "02")}
+        numbers = {
+            "Y": (d.year, "04"),
+            "m": (d.month, "02"),
+            "d": (d.day, "02"),
+            "e": (d.day, "2"),
+            "H": (d.hour, "02"),
+            "M": (d.minute, "02"),
+            "S": (d.second, "02"),
+        }
         if c in numbers:
             value, pad = numbers[c]
             return str(value) if bare else format(value, pad)

@@ -153,13 +153,17 @@ def install(io: st.Io, prefix: str, args: list[str]) -> int:
             continue
         found = _lookup(name)
         if found is None:
-            st.write(f"ERROR: Could not find a version that satisfies the requirement {name} (from versions: none)\n"
-                     f"ERROR: No matching distribution found for {name}\n")
+            st.write(
+                f"ERROR: Could not find a version that satisfies the requirement {name} (from versions: none)\n"
+                f"ERROR: No matching distribution found for {name}\n"
+            )
             return 1
         new[name] = version or found[0]
         metadata = _size(0.002 + zlib.crc32(name.encode()) % 80 / 1000)
-        st.write(f"Collecting {name + ('==' + version if version else '')}{frm}\n"
-                 f"  Downloading {_wheel(name, new[name], cp)}.metadata ({metadata})\n")
+        st.write(
+            f"Collecting {name + ('==' + version if version else '')}{frm}\n"
+            f"  Downloading {_wheel(name, new[name], cp)}.metadata ({metadata})\n"
+        )
         queue += [(d, None, name) for d in found[3]]
     if new:
         for name, version in new.items():

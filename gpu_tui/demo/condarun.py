@@ -48,8 +48,19 @@ PIP_TAILS = {2: "ERROR: Operation cancelled by user\n"}
 START_ENVS = (
     # base has torch too: the demo's env check finds it in conda base, as on AutoDL's images
     ("base", ["python=3.12", "conda", "requests", "tqdm", "pytorch"]),
-    ("llm", ["python=3.11", "pytorch", "pytorch-cuda=12.1", "torchvision", "transformers", "accelerate", "datasets",
-             "einops"]),
+    (
+        "llm",
+        [
+            "python=3.11",
+            "pytorch",
+            "pytorch-cuda=12.1",
+            "torchvision",
+            "transformers",
+            "accelerate",
+            "datasets",
+            "einops",
+        ],
+    ),
     ("py311", ["python=3.11", "ipykernel"]),
 )
 """The envs when the fleet starts: name, the specs they were created with."""

@@ -36,12 +36,21 @@ def env_probe(sim: InstanceSim, nvidia_smi: Callable[[list[str], InstanceSim], P
     free = p.disk_total_kib - p.disk_used_kib
     use_pct = 100 * p.disk_used_kib // p.disk_total_kib
     lines = [
-        f"{SECTION} nvsmi", (_text(names.stdout) + _text(names.stderr)).rstrip("\n"), f"{RC} {names.status}",
-        f"{SECTION} nvsmi_version", _text(version.stdout).rstrip("\n") if version.status == 0 else "",
-        f"{SECTION} python", "Python 3.10.14", f"{RC} 0",
-        f"{SECTION} conda", "/root/miniconda3/bin/conda", "conda 24.9.2",
-        f"{SECTION} conda_init", "/root/.bashrc",
-        f"{SECTION} disks", f"/ overlay {p.disk_total_kib} {p.disk_used_kib} {free} {use_pct}% /",
+        f"{SECTION} nvsmi",
+        (_text(names.stdout) + _text(names.stderr)).rstrip("\n"),
+        f"{RC} {names.status}",
+        f"{SECTION} nvsmi_version",
+        _text(version.stdout).rstrip("\n") if version.status == 0 else "",
+        f"{SECTION} python",
+        "Python 3.10.14",
+        f"{RC} 0",
+        f"{SECTION} conda",
+        "/root/miniconda3/bin/conda",
+        "conda 24.9.2",
+        f"{SECTION} conda_init",
+        "/root/.bashrc",
+        f"{SECTION} disks",
+        f"/ overlay {p.disk_total_kib} {p.disk_used_kib} {free} {use_pct}% /",
     ]
     if p.provider == "autodl":
         lines.append("/root/autodl-tmp /dev/vdb 52428800 9437184 42991616 18% /root/autodl-tmp")

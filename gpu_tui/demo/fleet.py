@@ -143,9 +143,7 @@ async def start_fleet(
         key = asyncssh.generate_private_key("ssh-ed25519")
         servers[profile.name] = DemoServer(sim, password=passwords[profile.name], host_key=key)
 
-    fleet = DemoFleet(
-        settings=Settings(), passwords=passwords, known_hosts_text="", workdir=workdir, servers=servers
-    )
+    fleet = DemoFleet(settings=Settings(), passwords=passwords, known_hosts_text="", workdir=workdir, servers=servers)
     try:
         await asyncio.gather(*(s.start() for s in servers.values()))
     except BaseException:

@@ -239,7 +239,11 @@ class SimJob:
         e, _ = self._position(step)
         rate = s.it_per_s * (1.0 + 0.03 * self._noise[(step * 7) % _NOISE_LEN])
         return tqdm_redraw(
-            f"Epoch {e + 1}/{s.epochs}", step, s.total, it_per_s=s.it_per_s, rate=rate,
+            f"Epoch {e + 1}/{s.epochs}",
+            step,
+            s.total,
+            it_per_s=s.it_per_s,
+            rate=rate,
             postfix=f"loss={self._loss(step):.4f}",
         )
 
@@ -450,4 +454,3 @@ class JobTable:
     def conda_prefixes(self) -> list[str]:
         """`conda env list`'s prefixes now: base first (created and removed envs included)."""
         return self.conda.prefixes()
-

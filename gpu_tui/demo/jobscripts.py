@@ -79,16 +79,27 @@ _CHUNK = 256 * 1024  # most bytes one write of a followed log carries
 
 # placeholders for the builders' shell words (none is a prefix of another)
 _STATE, _DIR, _CWD, _RUNNER, _PLAN = "GPUTUISTATE", "GPUTUIJOBDIR", "GPUTUICWD", "GPUTUIRUNNER", "GPUTUIPLAN"
-_NAMES = {_STATE: "state", _DIR: "dir", _CWD: "cwd", _RUNNER: "runner", _PLAN: "plan", str(HOLE_N): "n",
-          str(HOLE_N + 1): "n"}
+_NAMES = {
+    _STATE: "state",
+    _DIR: "dir",
+    _CWD: "cwd",
+    _RUNNER: "runner",
+    _PLAN: "plan",
+    str(HOLE_N): "n",
+    str(HOLE_N + 1): "n",
+}
 
 # `sh -c` scripts: (name, template); a start with and without a working directory, with and
 # without tmux (each a literal 0 or 1 in the script)
 _SCRIPTS: tuple[tuple[str, Template], ...] = (
     ("list", Template(runner.list_script(_STATE), _STATE)),
     *(
-        ("start", Template(sched_plain.start_script(_STATE, _DIR, cwd, tmux=tmux, runner=_RUNNER),
-                           _STATE, _DIR, _CWD, _RUNNER))
+        (
+            "start",
+            Template(
+                sched_plain.start_script(_STATE, _DIR, cwd, tmux=tmux, runner=_RUNNER), _STATE, _DIR, _CWD, _RUNNER
+            ),
+        )
         for cwd in (None, _CWD)
         for tmux in (False, True)
     ),

@@ -15,29 +15,76 @@ __all__ = ["DemoSource", "GPU_FIELDS", "APP_FIELDS"]
 # canonical field -> unit ("" = none). Where a value comes from: GpuSim.static, GpuSim.reading,
 # or the clock (timestamp); _NA_FIELDS answer [N/A].
 GPU_FIELDS: dict[str, str] = {
-    "timestamp": "", "index": "", "uuid": "", "name": "", "count": "", "serial": "", "pci.bus_id": "",
-    "driver_version": "", "vbios_version": "", "compute_cap": "", "compute_mode": "", "persistence_mode": "",
-    "display_mode": "", "display_active": "", "pstate": "", "utilization.gpu": "%", "utilization.memory": "%",
-    "memory.total": "MiB", "memory.used": "MiB", "memory.free": "MiB", "memory.reserved": "MiB",
-    "temperature.gpu": "", "power.draw": "W", "power.draw.average": "W", "power.draw.instant": "W",
-    "power.limit": "W", "enforced.power.limit": "W", "power.default_limit": "W", "power.min_limit": "W",
-    "power.max_limit": "W", "fan.speed": "%", "clocks.current.sm": "MHz", "clocks.current.graphics": "MHz",
-    "clocks.current.memory": "MHz", "clocks.max.sm": "MHz", "clocks.max.graphics": "MHz",
-    "clocks.max.memory": "MHz", "mig.mode.current": "", "mig.mode.pending": "", "ecc.mode.current": "",
-    "temperature.memory": "", "utilization.encoder": "%", "utilization.decoder": "%",
+    "timestamp": "",
+    "index": "",
+    "uuid": "",
+    "name": "",
+    "count": "",
+    "serial": "",
+    "pci.bus_id": "",
+    "driver_version": "",
+    "vbios_version": "",
+    "compute_cap": "",
+    "compute_mode": "",
+    "persistence_mode": "",
+    "display_mode": "",
+    "display_active": "",
+    "pstate": "",
+    "utilization.gpu": "%",
+    "utilization.memory": "%",
+    "memory.total": "MiB",
+    "memory.used": "MiB",
+    "memory.free": "MiB",
+    "memory.reserved": "MiB",
+    "temperature.gpu": "",
+    "power.draw": "W",
+    "power.draw.average": "W",
+    "power.draw.instant": "W",
+    "power.limit": "W",
+    "enforced.power.limit": "W",
+    "power.default_limit": "W",
+    "power.min_limit": "W",
+    "power.max_limit": "W",
+    "fan.speed": "%",
+    "clocks.current.sm": "MHz",
+    "clocks.current.graphics": "MHz",
+    "clocks.current.memory": "MHz",
+    "clocks.max.sm": "MHz",
+    "clocks.max.graphics": "MHz",
+    "clocks.max.memory": "MHz",
+    "mig.mode.current": "",
+    "mig.mode.pending": "",
+    "ecc.mode.current": "",
+    "temperature.memory": "",
+    "utilization.encoder": "%",
+    "utilization.decoder": "%",
     "encoder.stats.sessionCount": "",
 }
-_NA = {n: "[N/A]" for n in ("temperature.memory", "utilization.encoder", "utilization.decoder",
-                            "encoder.stats.sessionCount")}
+_NA = {
+    n: "[N/A]"
+    for n in ("temperature.memory", "utilization.encoder", "utilization.decoder", "encoder.stats.sessionCount")
+}
 _GPU_ALIASES = {
-    "gpu_name": "name", "gpu_uuid": "uuid", "gpu_bus_id": "pci.bus_id", "gpu_serial": "serial",
-    "clocks.sm": "clocks.current.sm", "clocks.gr": "clocks.current.graphics", "clocks.mem": "clocks.current.memory",
-    "clocks.max.gr": "clocks.max.graphics", "clocks.max.mem": "clocks.max.memory",
+    "gpu_name": "name",
+    "gpu_uuid": "uuid",
+    "gpu_bus_id": "pci.bus_id",
+    "gpu_serial": "serial",
+    "clocks.sm": "clocks.current.sm",
+    "clocks.gr": "clocks.current.graphics",
+    "clocks.mem": "clocks.current.memory",
+    "clocks.max.gr": "clocks.max.graphics",
+    "clocks.max.mem": "clocks.max.memory",
     "temperature.gpu.current": "temperature.gpu",
 }
 APP_FIELDS: dict[str, str] = {
-    "timestamp": "", "gpu_name": "", "gpu_bus_id": "", "gpu_serial": "", "gpu_uuid": "", "pid": "",
-    "process_name": "", "used_gpu_memory": "MiB",
+    "timestamp": "",
+    "gpu_name": "",
+    "gpu_bus_id": "",
+    "gpu_serial": "",
+    "gpu_uuid": "",
+    "pid": "",
+    "process_name": "",
+    "used_gpu_memory": "MiB",
 }
 _APP_ALIASES = {"name": "process_name", "used_memory": "used_gpu_memory"}
 _HEADERS = {
@@ -74,8 +121,10 @@ class DemoSource(Source):
             return "".join(f"GPU {g.index}: {g.spec.name} (UUID: {g.uuid})\n" for g in self.sim.gpus)
         if what == "version":
             nvml = ".".join(p.driver_version.split(".")[:2])
-            return (f"NVIDIA-SMI version  : {p.driver_version}\nNVML version        : {nvml}\n"
-                    f"DRIVER version      : {p.driver_version}\nCUDA Version        : {p.cuda_version}\n")
+            return (
+                f"NVIDIA-SMI version  : {p.driver_version}\nNVML version        : {nvml}\n"
+                f"DRIVER version      : {p.driver_version}\nCUDA Version        : {p.cuda_version}\n"
+            )
         return _default_table(self.sim, t) if what == "table" else None
 
 

@@ -166,8 +166,15 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
         gpu=RTX_4090,
         workloads=(
             Workload(
-                level=93.0, swing=4.0, period=47.0, noise=3.0, memory_mib=20180.0, memory_swing=160.0,
-                episode_every=900.0, episode_length=45.0, episode_level=27.0,
+                level=93.0,
+                swing=4.0,
+                period=47.0,
+                noise=3.0,
+                memory_mib=20180.0,
+                memory_swing=160.0,
+                episode_every=900.0,
+                episode_length=45.0,
+                episode_level=27.0,
             ),
         ),
         apps=(
@@ -201,8 +208,14 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
         gpu=RTX_4090,
         workloads=(
             Workload(
-                level=0.4, swing=0.4, period=300.0, noise=0.8, memory_mib=2.0,
-                episode_every=3600.0, episode_length=15.0, episode_level=24.0,
+                level=0.4,
+                swing=0.4,
+                period=300.0,
+                noise=0.8,
+                memory_mib=2.0,
+                episode_every=3600.0,
+                episode_length=15.0,
+                episode_level=24.0,
             ),
         ),
         # it finished ~50 min ago and the box has idled (and billed) since
@@ -233,8 +246,15 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
         gpu=H100_SXM,
         workloads=tuple(
             Workload(
-                level=lv, swing=sw, period=pd, noise=nz, memory_mib=mem, memory_swing=ms,
-                episode_every=ev, episode_length=40.0 if ev else 0.0, episode_level=11.0,
+                level=lv,
+                swing=sw,
+                period=pd,
+                noise=nz,
+                memory_mib=mem,
+                memory_swing=ms,
+                episode_every=ev,
+                episode_length=40.0 if ev else 0.0,
+                episode_level=11.0,
             )
             for lv, sw, pd, nz, mem, ms, ev in (
                 (97.0, 2.0, 31.0, 2.0, 71230.0, 420.0, 1200.0),
@@ -308,9 +328,7 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
         provider="autodl",
         hourly_rate=1.58,
         gpu=RTX_3090,
-        workloads=(
-            Workload(level=64.0, swing=18.0, period=90.0, noise=6.0, memory_mib=15320.0, memory_swing=400.0),
-        ),
+        workloads=(Workload(level=64.0, swing=18.0, period=90.0, noise=6.0, memory_mib=15320.0, memory_swing=400.0),),
         driver_version="525.105.17",
         cuda_version="12.0",
         apps=(AppSpec(0, 977, None, 0.97),),

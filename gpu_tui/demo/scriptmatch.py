@@ -25,9 +25,7 @@ class Template:
         marks = [str(h) for h in holes]
         parts = re.split("(" + "|".join(map(re.escape, marks)) + ")", text) if marks else [text]
         self.holes = parts[1::2]
-        self._re = re.compile(
-            "".join(re.escape(p) if i % 2 == 0 else "(.+?)" for i, p in enumerate(parts)), re.DOTALL
-        )
+        self._re = re.compile("".join(re.escape(p) if i % 2 == 0 else "(.+?)" for i, p in enumerate(parts)), re.DOTALL)
 
     def match(self, command: str) -> list[str] | None:
         """The holes' values in the order they occur in the template, or None."""

@@ -40,13 +40,22 @@ class GpuSim:
     """One GPU: static strings drawn at start, `reading(t)` the moving values as nvidia-smi strings."""
 
     __slots__ = (
-        "index", "spec", "work", "mig", "static", "uuid",
-        "_omega", "_phase", "_mem_omega", "_mem_phase", "_episode_offset", "_noise", "_noise2",
+        "index",
+        "spec",
+        "work",
+        "mig",
+        "static",
+        "uuid",
+        "_omega",
+        "_phase",
+        "_mem_omega",
+        "_mem_phase",
+        "_episode_offset",
+        "_noise",
+        "_noise2",
     )
 
-    def __init__(
-        self, profile: Profile, index: int, rng: random.Random, episode_offset: float
-    ) -> None:
+    def __init__(self, profile: Profile, index: int, rng: random.Random, episode_offset: float) -> None:
         spec = profile.gpu
         self.index = index
         self.spec = spec
@@ -313,7 +322,10 @@ class TrainingLog:
         if epoch >= s.epochs:
             epoch, done = s.epochs - 1, s.steps_per_epoch
         return tqdm_redraw(
-            f"Epoch {epoch + 1}/{s.epochs}", done, s.steps_per_epoch, it_per_s=s.it_per_s,
+            f"Epoch {epoch + 1}/{s.epochs}",
+            done,
+            s.steps_per_epoch,
+            it_per_s=s.it_per_s,
             postfix=f"loss={self._loss(step):.4f}",
         )
 

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["plan_watch"]
 
 _NONCE = "GPUTUINONCE"
-_WATCH = Template(watch_command(InstanceConfig(name="demo", host="127.0.0.1", state_dir="/" + HOLE_W), _NONCE),
-                  "/" + HOLE_W, _NONCE)
+_WATCH = Template(
+    watch_command(InstanceConfig(name="demo", host="127.0.0.1", state_dir="/" + HOLE_W), _NONCE), "/" + HOLE_W, _NONCE
+)
 _PID = 4321
 
 

@@ -66,16 +66,23 @@ def channel_error(name: str, port: int, exc: BaseException) -> RemoteError:
     """Why a direct-tcpip channel to `port` of instance `name` did not open, in the user's words."""
     if isinstance(exc, asyncssh.ChannelOpenError):
         if exc.code == asyncssh.OPEN_ADMINISTRATIVELY_PROHIBITED:
-            return ForwardingRefused(say(
-                N_("{name}: its sshd refuses port forwarding (AllowTcpForwarding in sshd_config)"), name=name))
-        return NothingListening(say(
-            N_("{name}: nothing listening on port {port} there ({reason}); start the server on the instance first"),
-            name=name, port=port, reason=exc.reason or "connect failed"))
+            return ForwardingRefused(
+                say(N_("{name}: its sshd refuses port forwarding (AllowTcpForwarding in sshd_config)"), name=name)
+            )
+        return NothingListening(
+            say(
+                N_("{name}: nothing listening on port {port} there ({reason}); start the server on the instance first"),
+                name=name,
+                port=port,
+                reason=exc.reason or "connect failed",
+            )
+        )
     if isinstance(exc, ConnectionLost):
         return exc
     if isinstance(exc, TimeoutError):
-        return ConnectionLost(say(N_("{name}: no answer from the link within {seconds:g} s"), name=name,
-                                  seconds=OPEN_TIMEOUT))
+        return ConnectionLost(
+            say(N_("{name}: no answer from the link within {seconds:g} s"), name=name, seconds=OPEN_TIMEOUT)
+        )
     return ConnectionLost(say("{name}: {reason}", name=name, reason=str(exc) or type(exc).__name__))
 
 
@@ -84,7 +91,8 @@ async def probe(conn: asyncssh.SSHClientConnection, name: str, port: int) -> Non
     ForwardingRefused up front, rather than on the first browser request."""
     try:
         chan, _session = await asyncio.wait_for(
-            conn.create_connection(asyncssh.SSHTCPSession, DEST, port), OPEN_TIMEOUT)
+            conn.create_connection(asyncssh.SSHTCPSession, DEST, port), OPEN_TIMEOUT
+        )
     except (asyncssh.Error, OSError, TimeoutError) as exc:
         raise channel_error(name, port, exc) from None
     chan.close()
@@ -109,8 +117,10 @@ class _Tunnel(SSHForwarder):
             conn = fwd.opener()
             # asyncssh's forward_local_port hands the same protocol in where a session is typed
             session = cast("Callable[[], asyncssh.SSHTCPSession[bytes]]", lambda: SSHForwarder(self))
-            await asyncio.wait_for(conn.create_connection(session, DEST, fwd.remote_port, window=WINDOW,
-                                                          max_pktsize=MAX_PACKET), OPEN_TIMEOUT)
+            await asyncio.wait_for(
+                conn.create_connection(session, DEST, fwd.remote_port, window=WINDOW, max_pktsize=MAX_PACKET),
+                OPEN_TIMEOUT,
+            )
         except (RemoteError, asyncssh.Error, OSError, TimeoutError) as exc:
             self.close()
             fwd.on_failure(channel_error(fwd.name, fwd.remote_port, exc))
@@ -158,12 +168,26 @@ class LocalForward:
             self._server = await loop.create_server(lambda: _Tunnel(self), bind, port)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise PortInUse(say(
-                    N_("local port {port} on {bind} is already in use (another program, or another forward); "
-                       "pick another one: {remote}:{other}"),
-                    port=port, bind=bind, remote=self.remote_port, other=port + 10000 if port < 55536 else 0)) from None
-            raise InputError(say(N_("cannot listen on {bind}:{port}: {reason} (check --bind)"), bind=bind, port=port,
-                                 reason=exc.strerror or str(exc))) from None
+                raise PortInUse(
+                    say(
+                        N_(
+                            "local port {port} on {bind} is already in use (another program, or another forward); "
+                            "pick another one: {remote}:{other}"
+                        ),
+                        port=port,
+                        bind=bind,
+                        remote=self.remote_port,
+                        other=port + 10000 if port < 55536 else 0,
+                    )
+                ) from None
+            raise InputError(
+                say(
+                    N_("cannot listen on {bind}:{port}: {reason} (check --bind)"),
+                    bind=bind,
+                    port=port,
+                    reason=exc.strerror or str(exc),
+                )
+            ) from None
         return int(self._server.sockets[0].getsockname()[1])
 
     def close(self) -> None:

@@ -98,8 +98,9 @@ class LocalHost(Host):
             )
         except TimeoutError:
             _kill_group(process)
-            raise CommandTimeout(say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name,
-                                     seconds=timeout)) from None
+            raise CommandTimeout(
+                say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name, seconds=timeout)
+            ) from None
         return process.returncode, out, err
 
     async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:

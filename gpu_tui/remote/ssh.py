@@ -10,12 +10,12 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AnyStr
+from typing import Any
 
 import asyncssh
 from pydantic import SecretStr
 
-from gpu_tui.core.bilingual import Said, say
+from gpu_tui.core.bilingual import say
 from gpu_tui.core.errors import (
     AuthFailed,
     CommandTimeout,
@@ -28,6 +28,7 @@ from gpu_tui.core.errors import (
 from gpu_tui.core.i18n import N_
 from gpu_tui.remote.host import BytesResult, ByteStream, CommandResult, DuplexStream, Host, LineStream
 from gpu_tui.remote.hostkeys import KnownHosts, fingerprint, host_pattern
+from gpu_tui.remote.sshstreams import SshBytes, SshDuplex, SshLines, named
 
 __all__ = ["SshHost", "SshTarget"]
 
@@ -86,129 +87,6 @@ class _Client(asyncssh.SSHClient):
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.lost.done():
             self.lost.set_result(exc)
-
-
-EXIT_STATUS_WAIT = 5.0
-"""After a stream's output ended, how long to wait for its exit status."""
-
-
-async def _await_exit_status(
-    process: asyncssh.SSHClientProcess[AnyStr], lost: asyncio.Future[BaseException | None]
-) -> None:
-    """EOF on stdout comes a moment before the exit status: poll for it, briefly. Only for
-    callers that need the status (conda operations); the monitors' streams do not wait, since
-    a link whose far end died is noticed sooner by their next channel open."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + EXIT_STATUS_WAIT
-    while process.exit_status is None and process.exit_signal is None and not lost.done() and loop.time() < deadline:
-        await asyncio.sleep(0.01)
-
-
-class _SshLines(LineStream):
-    def __init__(self, process: asyncssh.SSHClientProcess[str], lost: asyncio.Future[BaseException | None]) -> None:
-        self._process = process
-        self._lost = lost
-
-    async def __aiter__(self) -> AsyncIterator[str]:
-        async for line in self._process.stdout:
-            if not line:
-                # asyncssh's iterator hands out readline()'s '' when EOF arrives while it waits;
-                # a real empty line is "\n".
-                break
-            yield line.rstrip("\r\n")
-
-    async def wait_exit(self) -> int | None:
-        await _await_exit_status(self._process, self._lost)
-        return self._process.exit_status
-
-    async def chunks(self) -> AsyncIterator[str]:
-        read = self._process.stdout.read
-        while True:
-            chunk = await read(65536)
-            if not chunk:
-                return
-            yield chunk
-
-    @property
-    def exit_status(self) -> int | None:
-        return self._process.exit_status
-
-
-class _SshBytes(ByteStream):
-    def __init__(
-        self, process: asyncssh.SSHClientProcess[bytes], lost: asyncio.Future[BaseException | None], name: str
-    ) -> None:
-        self._process = process
-        self._lost = lost
-        self._name = name
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        # A read on a channel whose connection died can wait forever: race it with the loss.
-        while True:
-            read = asyncio.ensure_future(self._process.stdout.read(65536))
-            racing: set[asyncio.Future[Any]] = {read, self._lost}
-            await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
-            if not read.done():
-                read.cancel()
-                raise ConnectionLost(say(N_("{name}: connection lost"), name=self._name))
-            try:
-                chunk = read.result()
-            except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(_named(self._name, exc)) from None
-            if not chunk:
-                if self._lost.done():
-                    raise ConnectionLost(say(N_("{name}: connection lost"), name=self._name))
-                return
-            yield chunk
-
-    @property
-    def exit_status(self) -> int | None:
-        return self._process.exit_status
-
-
-async def _read_chunks(
-    stdout: asyncssh.SSHReader[bytes], lost: asyncio.Future[BaseException | None], name: str
-) -> AsyncIterator[bytes]:
-    """Chunks of a channel's bytes, raced with the connection's loss (a read on a channel whose
-    connection died can wait forever)."""
-    while True:
-        read = asyncio.ensure_future(stdout.read(65536))
-        waiting: set[asyncio.Future[Any]] = {read, lost}
-        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-        if not read.done():
-            read.cancel()
-            raise ConnectionLost(f"{name}: connection lost")
-        try:
-            chunk = read.result()
-        except (asyncssh.Error, OSError) as exc:
-            raise ConnectionLost(f"{name}: {_reason(exc)}") from None
-        if not chunk:
-            if lost.done():
-                raise ConnectionLost(f"{name}: connection lost")
-            return
-        yield chunk
-
-
-class _SshDuplex(DuplexStream):
-    def __init__(
-        self, process: asyncssh.SSHClientProcess[bytes], lost: asyncio.Future[BaseException | None], name: str
-    ) -> None:
-        self._process = process
-        self._lost = lost
-        self._name = name
-
-    def chunks(self) -> AsyncIterator[bytes]:
-        return _read_chunks(self._process.stdout, self._lost, self._name)
-
-    def write(self, text: str) -> None:
-        try:
-            self._process.stdin.write(text.encode("utf-8"))
-        except (asyncssh.Error, OSError, BrokenPipeError) as exc:
-            raise ConnectionLost(f"{self._name}: {_reason(exc)}") from None
-
-    @property
-    def exit_status(self) -> int | None:
-        return self._process.exit_status
 
 
 class SshHost(Host):
@@ -284,15 +162,22 @@ class SshHost(Host):
         except asyncssh.HostKeyNotVerifiable as exc:
             raise self._host_key_error(client, exc) from None
         except asyncssh.PermissionDenied:
-            refused = (N_("{address} refused the login (password); check the user and credentials")
-                       if self._password is not None
-                       else N_("{address} refused the login (keys); check the user and credentials"))
+            refused = (
+                N_("{address} refused the login (password); check the user and credentials")
+                if self._password is not None
+                else N_("{address} refused the login (keys); check the user and credentials")
+            )
             raise AuthFailed(say(refused, address=f"{t.user}@{t.host}:{t.port}")) from None
         except TimeoutError:
-            raise Unreachable(say(N_("{address}: no SSH answer within {seconds:g} s"), address=f"{t.host}:{t.port}",
-                                  seconds=self._connect_timeout)) from None
+            raise Unreachable(
+                say(
+                    N_("{address}: no SSH answer within {seconds:g} s"),
+                    address=f"{t.host}:{t.port}",
+                    seconds=self._connect_timeout,
+                )
+            ) from None
         except (OSError, asyncssh.Error) as exc:
-            raise Unreachable(_named(f"{t.host}:{t.port}", exc)) from None
+            raise Unreachable(named(f"{t.host}:{t.port}", exc)) from None
         self._conn, self._client = conn, client
         log.info("%s: connected to %s:%s", self.name, t.host, t.port)
         if self._on_connect is not None:
@@ -302,25 +187,37 @@ class SshHost(Host):
         t = self.target
         key = client.presented_key
         if key is None:
-            return Unreachable(say(N_("{address}: host key rejected ({error})"), address=f"{t.host}:{t.port}",
-                                   error=exc))
+            return Unreachable(
+                say(N_("{address}: host key rejected ({error})"), address=f"{t.host}:{t.port}", error=exc)
+            )
         fp = fingerprint(key)
         line = key.export_public_key("openssh").decode().strip()
         if self._known_hosts.has_keys_for(t.host, t.host, t.port if t.port != 22 else None):
             # "host key changed" / "unknown host key" are CONTRACTS.md's words (in English)
             return HostKeyChanged(
-                say(N_("host key changed for {host}: it now offers {fingerprint}. "
-                       "This can be an attack, or the instance was re-created (AutoDL changes keys then). "
-                       "Refused; re-trust it only if you expected the change."),
-                    host=host_pattern(t.host, t.port), fingerprint=fp),
+                say(
+                    N_(
+                        "host key changed for {host}: it now offers {fingerprint}. "
+                        "This can be an attack, or the instance was re-created (AutoDL changes keys then). "
+                        "Refused; re-trust it only if you expected the change."
+                    ),
+                    host=host_pattern(t.host, t.port),
+                    fingerprint=fp,
+                ),
                 fp,
                 line,
             )
         return HostKeyUnknown(
-            say(N_("unknown host key for {host}: {fingerprint}. "
-                   "Check it against your provider's console, then trust it in the dashboard (`gpu-tui`) "
-                   "or run `{command}` once and accept it."),
-                host=host_pattern(t.host, t.port), fingerprint=fp, command=f"ssh -p {t.port} {t.user}@{t.host}"),
+            say(
+                N_(
+                    "unknown host key for {host}: {fingerprint}. "
+                    "Check it against your provider's console, then trust it in the dashboard (`gpu-tui`) "
+                    "or run `{command}` once and accept it."
+                ),
+                host=host_pattern(t.host, t.port),
+                fingerprint=fp,
+                command=f"ssh -p {t.port} {t.user}@{t.host}",
+            ),
             fp,
             line,
         )
@@ -355,10 +252,11 @@ class SshHost(Host):
                     _send_input(process, stdin)
                 res = await process.wait(check=False, timeout=timeout)
             except asyncssh.TimeoutError:
-                raise CommandTimeout(say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name,
-                                         seconds=timeout)) from None
+                raise CommandTimeout(
+                    say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name, seconds=timeout)
+                ) from None
             except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(_named(self.name, exc)) from None
+                raise ConnectionLost(named(self.name, exc)) from None
         return CommandResult(res.exit_status, str(res.stdout or ""), str(res.stderr or ""))
 
     async def run_bytes(self, command: str, *, timeout: float | None = 30.0) -> BytesResult:
@@ -368,10 +266,11 @@ class SshHost(Host):
                 process = await conn.create_process(command, encoding=None)
                 res = await process.wait(check=False, timeout=timeout)
             except asyncssh.TimeoutError:
-                raise CommandTimeout(say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name,
-                                         seconds=timeout)) from None
+                raise CommandTimeout(
+                    say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name, seconds=timeout)
+                ) from None
             except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(_named(self.name, exc)) from None
+                raise ConnectionLost(named(self.name, exc)) from None
         out, err = res.stdout or b"", res.stderr or b""
         return BytesResult(
             res.exit_status,
@@ -392,7 +291,7 @@ class SshHost(Host):
                     command, encoding=encoding, errors="replace", stderr=asyncssh.STDOUT
                 )
             except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(_named(self.name, exc)) from None
+                raise ConnectionLost(named(self.name, exc)) from None
             try:
                 yield process
             finally:
@@ -402,13 +301,13 @@ class SshHost(Host):
     async def stream(self, command: str) -> AsyncIterator[LineStream]:
         async with self._text_process(command) as process:
             assert self._client is not None
-            yield _SshLines(process, self._client.lost)
+            yield SshLines(process, self._client.lost)
 
     @asynccontextmanager
     async def duplex(self, command: str) -> AsyncIterator[DuplexStream]:
         async with self._text_process(command, encoding=None) as process:
             assert self._client is not None
-            yield _SshDuplex(process, self._client.lost, self.name)
+            yield SshDuplex(process, self._client.lost, self.name)
 
     @asynccontextmanager
     async def stream_bytes(self, command: str) -> AsyncIterator[ByteStream]:
@@ -417,10 +316,10 @@ class SshHost(Host):
             try:
                 process = await conn.create_process(command, encoding=None, stderr=asyncssh.DEVNULL)
             except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(_named(self.name, exc)) from None
+                raise ConnectionLost(named(self.name, exc)) from None
             try:
                 assert self._client is not None
-                yield _SshBytes(process, self._client.lost, self.name)
+                yield SshBytes(process, self._client.lost, self.name)
             finally:
                 process.close()
 
@@ -446,7 +345,7 @@ class SshHost(Host):
                     term_modes=term_modes if term_modes is not None else (),
                 )
             except (asyncssh.Error, OSError) as exc:
-                raise ConnectionLost(_named(self.name, exc)) from None
+                raise ConnectionLost(named(self.name, exc)) from None
             try:
                 yield process
             finally:
@@ -476,18 +375,3 @@ def _send_input(process: asyncssh.SSHClientProcess[str], text: str) -> None:
         process.stdin.write_eof()
     except BrokenPipeError:
         log.debug("%s: exited before reading its input", process.command)
-
-
-def _reason(exc: BaseException) -> Said:
-    if isinstance(exc, ConnectionRefusedError):
-        return say(N_("connection refused (is the instance running? is the port right?)"))
-    if isinstance(exc, asyncssh.DisconnectError):
-        text = exc.reason or type(exc).__name__
-    else:
-        text = str(exc).strip() or type(exc).__name__
-    return Said(text, text)  # the server's or the OS's words, as they came
-
-
-def _named(name: str, exc: BaseException) -> Said:
-    """`name: why`, the why in the language in force when it is ours."""
-    return say("{name}: {reason}", name=name, reason=_reason(exc))

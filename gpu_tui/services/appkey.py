@@ -50,6 +50,9 @@ async def install_public_key(host: Host, public_line: str) -> bool:
     res = await host.run(sh_c(_INSTALL), stdin=public_line + "\n", timeout=30)
     if not res.ok:
         why = (res.stderr or res.stdout).strip()[:200] or _("exit {status}").format(status=res.exit_status)
-        raise RemoteError(_("{name}: could not install gpu-tui's key in ~/.ssh/authorized_keys: {error}").format(
-            name=host.name, error=why))
+        raise RemoteError(
+            _("{name}: could not install gpu-tui's key in ~/.ssh/authorized_keys: {error}").format(
+                name=host.name, error=why
+            )
+        )
     return res.stdout.strip() == "added"

@@ -81,8 +81,9 @@ def _script_text() -> str:
 
 def _validate(plan: AutostopPlan) -> None:
     if not 1 <= plan.idle_seconds <= MAX_DURATION_SECONDS:
-        raise InputError(_("idle time {seconds}s: must be 1s..{most}s").format(
-            seconds=plan.idle_seconds, most=MAX_DURATION_SECONDS))
+        raise InputError(
+            _("idle time {seconds}s: must be 1s..{most}s").format(seconds=plan.idle_seconds, most=MAX_DURATION_SECONDS)
+        )
     if not 1 <= plan.check_seconds <= 3600:
         raise InputError(_("check interval {seconds}s: must be 1s..1h").format(seconds=plan.check_seconds))
     if not 0 <= plan.gpu_idle_percent <= 100:
@@ -195,8 +196,11 @@ async def _install(host: Host, inst: InstanceConfig) -> None:
         sh_c(fill_script(_INSTALL, STATE=shell_state_dir(inst), SCRIPT=SCRIPT_NAME)), stdin=_script_text(), timeout=30
     )
     if not res.ok:
-        raise RemoteError(_("{name}: cannot write to state_dir {path}: {error}").format(
-            name=inst.name, path=inst.state_dir, error=(res.stderr or res.stdout).strip()[:300]))
+        raise RemoteError(
+            _("{name}: cannot write to state_dir {path}: {error}").format(
+                name=inst.name, path=inst.state_dir, error=(res.stderr or res.stdout).strip()[:300]
+            )
+        )
 
 
 def _before_script(inst: InstanceConfig, command: str) -> str:
@@ -240,8 +244,11 @@ async def arm(host: Host, inst: InstanceConfig, plan: AutostopPlan) -> Armed:
         raise InputError(f"{inst.name}: {out}")
     last = out.splitlines()[-1] if out else ""
     if not res.ok or not last.startswith("armed "):
-        raise RemoteError(_("{name}: autostop did not start ({error})").format(
-            name=inst.name, error=(res.stderr.strip() or out)[:300]))
+        raise RemoteError(
+            _("{name}: autostop did not start ({error})").format(
+                name=inst.name, error=(res.stderr.strip() or out)[:300]
+            )
+        )
     replaced = next((int(w.split()[1]) for w in out.splitlines() if w.startswith("replaced ")), None)
     return Armed(int(last.split()[1]), replaced, job_id, ended, line)
 
@@ -251,8 +258,9 @@ async def cancel(host: Host, inst: InstanceConfig) -> int | None:
     res = await host.run(sh_c(fill_script(_CANCEL, STATE=shell_state_dir(inst), STOP=_STOP)), timeout=30)
     out = res.stdout.strip()
     if not res.ok:
-        raise RemoteError(_("{name}: cannot cancel autostop: {error}").format(
-            name=inst.name, error=(res.stderr.strip() or out)[:300]))
+        raise RemoteError(
+            _("{name}: cannot cancel autostop: {error}").format(name=inst.name, error=(res.stderr.strip() or out)[:300])
+        )
     return int(out.split()[1]) if out.startswith("stopped ") else None
 
 

@@ -81,8 +81,9 @@ async def conda_envs(host: Host) -> CondaInstall | None:
         entries = parse_env_list_text(text.stdout) if text.ok else []
         if not entries:
             why = (res.stderr or text.stderr).strip()[:200] or _("no output")
-            raise RemoteError(_("{name}: `conda env list` gave no environment list ({error})").format(
-                name=host.name, error=why))
+            raise RemoteError(
+                _("{name}: `conda env list` gave no environment list ({error})").format(name=host.name, error=why)
+            )
         prefixes = [e.prefix for e in entries]
     return CondaInstall(exe=exe, envs=env_names(prefixes, root))
 
@@ -92,15 +93,24 @@ async def resolve_env(host: Host, name: str) -> str:
     check_env_name(name)
     install = await conda_envs(host)
     if install is None:
-        raise InputError(_("{instance}: --env {env}: no conda found on the instance (looked in {places})").format(
-            instance=host.name, env=name, places="$CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, /opt/conda"))
+        raise InputError(
+            _("{instance}: --env {env}: no conda found on the instance (looked in {places})").format(
+                instance=host.name, env=name, places="$CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, /opt/conda"
+            )
+        )
     if name not in install.envs:
         create = f"gpu-tui conda {host.name} create {name} --python 3.11"
         if not install.envs:
-            raise InputError(_("{instance}: no conda env {env!r} (there are: none); create it with `{command}`").format(
-                instance=host.name, env=name, command=create))
-        raise InputError(_("{instance}: no conda env {env!r} (there are: {known}); create it with `{command}`").format(
-            instance=host.name, env=name, known=", ".join(sorted(install.envs)), command=create))
+            raise InputError(
+                _("{instance}: no conda env {env!r} (there are: none); create it with `{command}`").format(
+                    instance=host.name, env=name, command=create
+                )
+            )
+        raise InputError(
+            _("{instance}: no conda env {env!r} (there are: {known}); create it with `{command}`").format(
+                instance=host.name, env=name, known=", ".join(sorted(install.envs)), command=create
+            )
+        )
     return install.envs[name]
 
 
@@ -161,8 +171,11 @@ def create_command(install: CondaInstall, name: str, python: str) -> str:
     if not PYTHON_RE.match(python):
         raise InputError(_("--python {version!r}: give a version like 3.11").format(version=python))
     if name in install.envs:
-        raise InputError(_("conda env {env!r} already exists ({path}); remove it first to recreate it").format(
-            env=name, path=install.envs[name]))
+        raise InputError(
+            _("conda env {env!r} already exists ({path}); remove it first to recreate it").format(
+                env=name, path=install.envs[name]
+            )
+        )
     # -y: a prompt would wait forever on a non-interactive channel
     return f"{quote(install.exe)} create -n {quote(name)} python={quote(python)} -y 2>&1"
 
@@ -172,16 +185,18 @@ def remove_command(install: CondaInstall, name: str) -> str:
     if name == "base":
         raise InputError(_("the base env cannot be removed"))
     if name not in install.envs:
-        raise InputError(_("no conda env {env!r} (there are: {known})").format(
-            env=name, known=", ".join(sorted(install.envs))))
+        raise InputError(
+            _("no conda env {env!r} (there are: {known})").format(env=name, known=", ".join(sorted(install.envs)))
+        )
     return f"{quote(install.exe)} env remove -n {quote(name)} -y 2>&1"
 
 
 def install_command(install: CondaInstall, env: str, packages: list[str], *, pip: bool) -> str:
     check_env_name(env)
     if env not in install.envs:
-        raise InputError(_("no conda env {env!r} (there are: {known})").format(
-            env=env, known=", ".join(sorted(install.envs))))
+        raise InputError(
+            _("no conda env {env!r} (there are: {known})").format(env=env, known=", ".join(sorted(install.envs)))
+        )
     if not packages:
         raise InputError(_("name the packages to install"))
     for pkg in packages:

@@ -77,7 +77,11 @@ async def _module(host: Host, python: str, name: str, timeout: float) -> PyModul
 
 
 async def check_environment(
-    host: Host, inst: InstanceConfig, env: str | None = None, *, import_timeout: float = 90.0,
+    host: Host,
+    inst: InstanceConfig,
+    env: str | None = None,
+    *,
+    import_timeout: float = 90.0,
     index_timeout: float = PROBE_TIMEOUT,
 ) -> EnvFacts:
     """Probe the instance; with `env`, torch/paddle are checked in that conda env (InputError if

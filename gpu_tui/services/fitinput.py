@@ -18,8 +18,9 @@ def parse_positive(text: str, option: str) -> int:
     except ValueError:
         n = 0
     if n < 1 or n > 10_000_000:
-        raise InputError(_("{option} wants a whole number from 1 to 10000000, got {text!r}").format(
-            option=option, text=text))
+        raise InputError(
+            _("{option} wants a whole number from 1 to 10000000, got {text!r}").format(option=option, text=text)
+        )
     return n
 
 
@@ -35,6 +36,7 @@ def resolve_model(text: str) -> ModelSpec:
         data = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise InputError(_("cannot read {path} ({why}): give the path of a model's config.json").format(
-            path=path, why=why)) from None
+        raise InputError(
+            _("cannot read {path} ({why}): give the path of a model's config.json").format(path=path, why=why)
+        ) from None
     return spec_from_config(data, str(path))

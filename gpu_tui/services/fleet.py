@@ -46,8 +46,9 @@ class HostReplaced:
     host: Host
 
 
-FleetEvent = (MonitorEvent | JobsReceived | JobFinished | AutostopReceived | ClusterReceived | WatchModeChanged
-              | HostReplaced)
+FleetEvent = (
+    MonitorEvent | JobsReceived | JobFinished | AutostopReceived | ClusterReceived | WatchModeChanged | HostReplaced
+)
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +162,12 @@ class Fleet:
         if loop is not None:
             self.loops[cfg.name] = loop
         self.monitors[cfg.name] = HostMonitor(
-            host, self._handle, refresh_seconds=refresh, stats_seconds=stats, clock=self._clock, watch=loop,
+            host,
+            self._handle,
+            refresh_seconds=refresh,
+            stats_seconds=stats,
+            clock=self._clock,
+            watch=loop,
             gpu_scope=scheduler.gpu_scope(host),
         )
         self.watchers[cfg.name] = JobWatcher(host, cfg, self._handle, is_online=self._online_check(cfg.name))
@@ -237,13 +243,17 @@ class Fleet:
     def burn_by_currency(self, default: str) -> list[tuple[str, float]]:
         """The burn rate per currency (`default`: settings.currency, first), never summed across."""
         billing = [v for v in self.views.values() if v.billing]
-        return per_currency(((currency_of(v.config.currency, default), v.config.hourly_rate) for v in billing),
-                            default) or [(default, 0.0)]
+        return per_currency(
+            ((currency_of(v.config.currency, default), v.config.hourly_rate) for v in billing), default
+        ) or [(default, 0.0)]
 
     def cost_by_currency(self, now: float, default: str) -> list[tuple[str, float]]:
         """Cost so far per currency (`default` first), never summed across."""
-        costs = [(currency_of(v.config.currency, default), c) for v in self.views.values()
-                 if (c := v.cost_so_far(now)) is not None]
+        costs = [
+            (currency_of(v.config.currency, default), c)
+            for v in self.views.values()
+            if (c := v.cost_so_far(now)) is not None
+        ]
         return per_currency(costs, default) or [(default, 0.0)]
 
     def retry(self, name: str) -> None:

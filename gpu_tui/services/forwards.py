@@ -81,15 +81,22 @@ class Forwards:
         if self._on_change is not None:
             self._on_change(event)
 
-    async def open(self, name: str, host: Host, spec: ForwardSpec, bind: str = DEFAULT_BIND,
-                   *, check: bool = True) -> Forward:
+    async def open(
+        self, name: str, host: Host, spec: ForwardSpec, bind: str = DEFAULT_BIND, *, check: bool = True
+    ) -> Forward:
         """Forward `spec` of instance `name`. With `check`, first make sure something listens
         on the instance's port (NothingListening otherwise). PortInUse when the local port is
         taken; ConnectionLost when the host is not connected."""
         key = (name, spec.remote)
         if key in self._forwards:
-            raise InputError(say(N_("{name}: port {port} is already forwarded, at {url}"), name=name,
-                                 port=spec.remote, url=self._forwards[key].url))
+            raise InputError(
+                say(
+                    N_("{name}: port {port} is already forwarded, at {url}"),
+                    name=name,
+                    port=spec.remote,
+                    url=self._forwards[key].url,
+                )
+            )
         if key in self._opening:  # a second Enter while the first one still probes the port
             raise InputError(say(N_("{name}: port {port} is being forwarded already"), name=name, port=spec.remote))
         if not isinstance(host, SshHost):
@@ -100,7 +107,9 @@ class Forwards:
                 await probe(host.connection(), name, spec.remote)
             holder: list[Forward] = []
             listener = LocalForward(
-                host.connection, name, spec.remote,
+                host.connection,
+                name,
+                spec.remote,
                 on_failure=lambda exc: self._failed(holder[0], exc),
                 on_success=lambda: self._recovered(holder[0]),
             )

@@ -46,8 +46,9 @@ def load_gpus(path: Path) -> dict[str, SeenGpus]:
     found: dict[str, SeenGpus] = {}
     for name, entry in (doc.get("instances", {}) if isinstance(doc, dict) else {}).items():
         try:
-            found[str(name)] = SeenGpus(str(entry["gpu"]), int(entry["memory_mib"]), int(entry["count"]),
-                                        float(entry["seen_at"]))
+            found[str(name)] = SeenGpus(
+                str(entry["gpu"]), int(entry["memory_mib"]), int(entry["count"]), float(entry["seen_at"])
+            )
         except (KeyError, TypeError, ValueError):
             log.warning("ignoring the GPU cache's entry for %r", name)
     return found
@@ -57,8 +58,12 @@ def save_gpus(path: Path, seen: dict[str, SeenGpus]) -> bool:
     """Merge `seen` into the file (instances not asked this time keep their last sighting);
     False when it could not be written (logged)."""
     merged = {**load_gpus(path), **seen}
-    doc = {"instances": {name: {"gpu": s.gpu, "memory_mib": s.memory_mib, "count": s.count, "seen_at": s.seen_at}
-                         for name, s in sorted(merged.items())}}
+    doc = {
+        "instances": {
+            name: {"gpu": s.gpu, "memory_mib": s.memory_mib, "count": s.count, "seen_at": s.seen_at}
+            for name, s in sorted(merged.items())
+        }
+    }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(doc, indent=1) + "\n")

@@ -120,8 +120,11 @@ class Ledger:
                 db.execute("PRAGMA synchronous = NORMAL")
                 version = db.execute("PRAGMA user_version").fetchone()[0]
                 if version > SCHEMA_VERSION:
-                    raise LedgerError(_("{path} was written by a newer gpu-tui (schema {version})").format(
-                        path=self.path, version=version))
+                    raise LedgerError(
+                        _("{path} was written by a newer gpu-tui (schema {version})").format(
+                            path=self.path, version=version
+                        )
+                    )
                 if version < SCHEMA_VERSION:
                     with _transaction(db):
                         for stmt in _SCHEMA:
@@ -152,9 +155,7 @@ class Ledger:
 
     # ------------------------------------------------------------------ writes
 
-    def observe(
-        self, name: str, uptime_seconds: float, rate: float, now: float, currency: str | None = None
-    ) -> bool:
+    def observe(self, name: str, uptime_seconds: float, rate: float, now: float, currency: str | None = None) -> bool:
         """Record that `name` has been up `uptime_seconds` at `now`, billing `rate` per hour in
         `currency` (the instance's own; None: settings.currency). False when it could not be
         written (logged)."""

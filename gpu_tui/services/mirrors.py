@@ -114,16 +114,22 @@ async def _read(host: Host, path: str) -> str | None:
     if res.exit_status == 3:
         return None
     if not res.ok:
-        raise RemoteError(_("{name}: cannot read {path}: {error}").format(
-            name=host.name, path=path, error=(res.stderr or res.stdout).strip()[:200]))
+        raise RemoteError(
+            _("{name}: cannot read {path}: {error}").format(
+                name=host.name, path=path, error=(res.stderr or res.stdout).strip()[:200]
+            )
+        )
     return res.stdout
 
 
 async def _script(host: Host, script: str, stdin: str | None = None) -> str:
     res = await host.run(sh_c(script), stdin=stdin, timeout=30)
     if not res.ok:
-        raise RemoteError(_("{name}: could not change the package config: {error}").format(
-            name=host.name, error=(res.stderr or res.stdout).strip()[:200] or res.exit_status))
+        raise RemoteError(
+            _("{name}: could not change the package config: {error}").format(
+                name=host.name, error=(res.stderr or res.stdout).strip()[:200] or res.exit_status
+            )
+        )
     return res.stdout.strip()
 
 
@@ -141,8 +147,12 @@ async def set_mirror(host: Host, state_dir: str, mirror: str, *, probe_timeout: 
                 if stripped != old:
                     await _script(host, _STRIP.format(path=path), stdin=stripped)
                     done = "cleared"
-            words = {"restored": _("restored from the backup"), "removed": _("removed (there was none before)"),
-                     "cleared": _("mirror settings taken out"), "none": _("left as it was")}
+            words = {
+                "restored": _("restored from the backup"),
+                "removed": _("removed (there was none before)"),
+                "cleared": _("mirror settings taken out"),
+                "none": _("left as it was"),
+            }
             result.written.append(f"{shown}: {words.get(done, done)}")
             continue
         m = MIRRORS[mirror]
@@ -151,8 +161,11 @@ async def set_mirror(host: Host, state_dir: str, mirror: str, *, probe_timeout: 
         result.written.append(where or shown)
     if mirror != "default":
         m = MIRRORS[mirror]
-        result.answers = await probe_urls(host, [("conda", probe_path("conda", m.anaconda + "/pkgs/main")),
-                                                 ("pip", probe_path("pip", m.pypi))], timeout=probe_timeout)
+        result.answers = await probe_urls(
+            host,
+            [("conda", probe_path("conda", m.anaconda + "/pkgs/main")), ("pip", probe_path("pip", m.pypi))],
+            timeout=probe_timeout,
+        )
     return result
 
 

@@ -26,8 +26,15 @@ from gpu_tui.services.appkey import ensure_app_key, install_public_key
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
 
 __all__ = [
-    "NewInstance", "login_host", "check_login", "install_app_key", "save_instance", "same_machine", "entry_to_update",
-    "final_name", "Onboarder",
+    "NewInstance",
+    "login_host",
+    "check_login",
+    "install_app_key",
+    "save_instance",
+    "same_machine",
+    "entry_to_update",
+    "final_name",
+    "Onboarder",
 ]
 
 
@@ -72,8 +79,11 @@ async def check_login(host: SshHost) -> None:
     await host.connect()
     res = await host.run("echo gpu-tui-ok", timeout=15)
     if "gpu-tui-ok" not in res.stdout:
-        raise RemoteError(_("{name}: logged in, but a command did not run (exit {status}): {error}").format(
-            name=host.name, status=res.exit_status, error=res.stderr.strip()[:200]))
+        raise RemoteError(
+            _("{name}: logged in, but a command did not run (exit {status}): {error}").format(
+                name=host.name, status=res.exit_status, error=res.stderr.strip()[:200]
+            )
+        )
 
 
 async def install_app_key(host: SshHost, paths: Paths) -> bool:

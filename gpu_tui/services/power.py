@@ -57,7 +57,8 @@ async def _run_shutdown(host: Host, line: str) -> str | None:
         return None
     out = (res.stdout + res.stderr).strip().splitlines()
     return _("the shutdown command failed (exit {status}): {output}").format(
-        status=res.exit_status, output=out[-1][:200] if out else _("no output"))
+        status=res.exit_status, output=out[-1][:200] if out else _("no output")
+    )
 
 
 async def _still_reachable(make_host: Callable[[], Host]) -> str | None:
@@ -82,7 +83,10 @@ stay up (it is then not shut down)."""
 
 
 async def shutdown_instance(
-    inst: InstanceConfig, make_host: Callable[[], Host], *, verify_seconds: float = VERIFY_SECONDS,
+    inst: InstanceConfig,
+    make_host: Callable[[], Host],
+    *,
+    verify_seconds: float = VERIFY_SECONDS,
     before: Before | None = None,
 ) -> ShutdownResult:
     """Shut one instance down and verify it; never raises for the instance's own failures."""
@@ -105,17 +109,23 @@ async def shutdown_instance(
         try:
             await host.connect()
         except GpuTuiError as exc:
-            return result(False, _("not shut down: cannot reach it to shut it down or verify ({error})").format(
-                error=exc.line()), unreachable=True)
+            return result(
+                False,
+                _("not shut down: cannot reach it to shut it down or verify ({error})").format(error=exc.line()),
+                unreachable=True,
+            )
         why = await _run_shutdown(host, line)
         if why is not None:
             return result(False, _("NOT shut down: {reason}").format(reason=why))
         try:
             await asyncio.wait_for(host.wait_closed(), verify_seconds)
         except TimeoutError:
-            return result(False, _(
-                "NOT shut down: the shutdown command ran, but the instance was still up after {seconds:g} s"
-            ).format(seconds=verify_seconds))
+            return result(
+                False,
+                _("NOT shut down: the shutdown command ran, but the instance was still up after {seconds:g} s").format(
+                    seconds=verify_seconds
+                ),
+            )
     finally:
         await host.close()
     answer = await _still_reachable(make_host)
@@ -134,14 +144,21 @@ async def shutdown_many(
 ) -> list[ShutdownResult]:
     """Every instance at once; results in the order given."""
     insts = list(instances)
-    return list(await asyncio.gather(*(
-        shutdown_instance(i, functools.partial(make_host, i), verify_seconds=verify_seconds, before=before)
-        for i in insts
-    )))
+    return list(
+        await asyncio.gather(
+            *(
+                shutdown_instance(i, functools.partial(make_host, i), verify_seconds=verify_seconds, before=before)
+                for i in insts
+            )
+        )
+    )
 
 
-def pull_before(make_host: Callable[[InstanceConfig], Host], config_path: str,
-                password: Callable[[str], SecretStr | None] = lambda name: None) -> Before:
+def pull_before(
+    make_host: Callable[[InstanceConfig], Host],
+    config_path: str,
+    password: Callable[[str], SecretStr | None] = lambda name: None,
+) -> Before:
     """A `before` step that pulls each instance's sync dirs (`sync.local` set) first; one
     without sync configured goes straight to its shutdown."""
 
@@ -155,9 +172,10 @@ def pull_before(make_host: Callable[[InstanceConfig], Host], config_path: str,
             job = await plan_sync(host, inst, "pull", transport=transport)
             await run_sync(host, job, transport=transport)
         except GpuTuiError as exc:
-            return _("pulling its results first failed ({error}); to shut it down anyway: "
-                     "--no-sync on the command line, or 'Shut down' without pulling in the dashboard").format(
-                error=exc.line())
+            return _(
+                "pulling its results first failed ({error}); to shut it down anyway: "
+                "--no-sync on the command line, or 'Shut down' without pulling in the dashboard"
+            ).format(error=exc.line())
         finally:
             await host.close()
         return None

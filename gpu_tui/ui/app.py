@@ -97,8 +97,9 @@ class GpuTuiApp(App[str | None]):
         if event.state is WorkerState.ERROR and event.worker.error is not None:
             err = event.worker.error
             log.error("worker %s failed", event.worker.name, exc_info=err)
-            self.notify(f"{event.worker.name}: {error_line(err)}", title=_("internal error"),
-                        severity="error", markup=False)
+            self.notify(
+                f"{event.worker.name}: {error_line(err)}", title=_("internal error"), severity="error", markup=False
+            )
 
     async def action_quit(self) -> None:
         # ctrl+q and the palette's Quit go through the dashboard's still-billing guard too

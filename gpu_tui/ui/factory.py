@@ -31,13 +31,14 @@ from gpu_tui.ui.source import FleetSource, Opened
 
 __all__ = ["build_app", "config_label", "config_source", "demo_source", "local_source"]
 
+
 def config_label(path: Path) -> str:
     """How the top bar names the config: nothing for the default file, else the path with `~`."""
     if path.expanduser().resolve() == default_config_path().expanduser().resolve():
         return ""
     home = str(Path.home())
     text = str(path)
-    return "~" + text[len(home):] if text == home or text.startswith(home + os.sep) else text
+    return "~" + text[len(home) :] if text == home or text.startswith(home + os.sep) else text
 
 
 def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None = None) -> FleetSource:
@@ -68,15 +69,22 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
     providers = api_clients(settings.instances, store, False)
 
     async def open_() -> Opened:
-        return Opened(settings, list(hosts), trust, use_password=use_password, save_password=save_password,
-                      balance=(lambda: fetch_balance(token)) if token is not None else None,
-                      providers=providers, balances=[c.balance for p, c in providers.items() if p != "autodl"],
-                      onboarder=Onboarder(settings, paths, store),
-                      billing=Billing.for_dashboard(paths.ledger_file),
-                      make_host=lambda inst: build_ssh_host(inst, settings, paths, store),
-                      notify=lambda: load_setup(settings, store),
-                      ship_notify=lambda host, inst: ship_configured(host, inst, settings, store),
-                      typed_password=store.remembered)
+        return Opened(
+            settings,
+            list(hosts),
+            trust,
+            use_password=use_password,
+            save_password=save_password,
+            balance=(lambda: fetch_balance(token)) if token is not None else None,
+            providers=providers,
+            balances=[c.balance for p, c in providers.items() if p != "autodl"],
+            onboarder=Onboarder(settings, paths, store),
+            billing=Billing.for_dashboard(paths.ledger_file),
+            make_host=lambda inst: build_ssh_host(inst, settings, paths, store),
+            notify=lambda: load_setup(settings, store),
+            ship_notify=lambda host, inst: ship_configured(host, inst, settings, store),
+            typed_password=store.remembered,
+        )
 
     importable = importable_providers(store) if not settings.instances else ()
     return FleetSource(
@@ -89,9 +97,7 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
     )
 
 
-def demo_source(
-    instances: int | None = None, *, seed: int = 0, clock: Callable[[], float] = time.time
-) -> FleetSource:
+def demo_source(instances: int | None = None, *, seed: int = 0, clock: Callable[[], float] = time.time) -> FleetSource:
     """The simulated fleet: in-process SSH servers on loopback, reached through the real SSH code."""
 
     async def open_() -> Opened:

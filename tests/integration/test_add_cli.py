@@ -14,8 +14,8 @@ from argvwatch import argv_holding
 from sshhelp import cli_env
 
 HEADER = (
-    "# my GPUs\n[settings]\ncurrency = \"¥\"   # yuan\nconnect_timeout_seconds = 3\n\n"
-    "# the old box\n[[instances]]\nname = \"old\"\nhost = \"10.9.9.9\"\n"
+    '# my GPUs\n[settings]\ncurrency = "¥"   # yuan\nconnect_timeout_seconds = 3\n\n'
+    '# the old box\n[[instances]]\nname = "old"\nhost = "10.9.9.9"\n'
 )
 
 
@@ -30,7 +30,11 @@ def gpu_tui(
     with argv_holding(watch_argv_for) as seen:
         proc = subprocess.Popen(
             [sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), *args],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env_for(tmp),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env_for(tmp),
         )
         out, err = proc.communicate(stdin, timeout=60)
     assert seen == [], f"the password showed up in a process's argv: {seen}"
@@ -48,17 +52,34 @@ def test_add_with_password_keeps_comments_and_stores_the_secret_in_the_keyring(
     cfg = tmp_path / "config.toml"
     cfg.write_text(HEADER)
     login = f"ssh -p {sshd_instance.port} {password_user.name}@{sshd_instance.host}"
-    res = gpu_tui(tmp_path, "add", login, "--password-stdin", "--trust", sshd_instance.host_key_fingerprint,
-                  "--rate", "1.98", "--name", "box", stdin=password_user.password + "\n",
-                  watch_argv_for=password_user.password)
+    res = gpu_tui(
+        tmp_path,
+        "add",
+        login,
+        "--password-stdin",
+        "--trust",
+        sshd_instance.host_key_fingerprint,
+        "--rate",
+        "1.98",
+        "--name",
+        "box",
+        stdin=password_user.password + "\n",
+        watch_argv_for=password_user.password,
+    )
     assert res.returncode == 0, res.stderr
     assert "added box" in res.stdout
     text = cfg.read_text()
     assert text.startswith(HEADER), "the user's comments and layout are kept"
     assert password_user.password not in text
     entry = [i for i in tomllib.loads(text)["instances"] if i["name"] == "box"][0]
-    assert entry == {"name": "box", "host": sshd_instance.host, "port": sshd_instance.port, "user": password_user.name,
-                     "provider": "generic", "hourly_rate": 1.98}
+    assert entry == {
+        "name": "box",
+        "host": sshd_instance.host,
+        "port": sshd_instance.port,
+        "user": password_user.name,
+        "provider": "generic",
+        "hourly_rate": 1.98,
+    }
     stored = keyring_text(tmp_path)
     assert "box" in stored and base64.b64encode(password_user.password.encode()).decode() in stored
     # the stored password is what later commands use
@@ -76,8 +97,18 @@ def test_add_with_password_keeps_comments_and_stores_the_secret_in_the_keyring(
 
 def test_install_key_then_no_password_needed(sshd_instance, password_user, tmp_path: Path) -> None:
     login = f"ssh -p {sshd_instance.port} {password_user.name}@{sshd_instance.host}"
-    res = gpu_tui(tmp_path, "add", login, "--password-stdin", "--install-key",
-                  "--trust", sshd_instance.host_key_fingerprint, "--name", "box", stdin=password_user.password + "\n")
+    res = gpu_tui(
+        tmp_path,
+        "add",
+        login,
+        "--password-stdin",
+        "--install-key",
+        "--trust",
+        sshd_instance.host_key_fingerprint,
+        "--name",
+        "box",
+        stdin=password_user.password + "\n",
+    )
     assert res.returncode == 0, res.stderr
     assert "installed gpu-tui's key" in res.stdout
     key = tmp_path / "xdg-data" / "gpu-tui" / "id_ed25519"
@@ -137,16 +168,30 @@ def test_readding_after_a_port_change_updates_the_same_entry(sshd_factory, tmp_p
     moved.host_key_path.write_bytes(first.host_key_path.read_bytes())
     moved.start()
     first.stop()
-    res = gpu_tui(tmp_path, "add", f"ssh -p {moved.port} -i {key} root@{moved.host}", "--password-stdin",
-                  "--trust", first.host_key_fingerprint, stdin="\n")
+    res = gpu_tui(
+        tmp_path,
+        "add",
+        f"ssh -p {moved.port} -i {key} root@{moved.host}",
+        "--password-stdin",
+        "--trust",
+        first.host_key_fingerprint,
+        stdin="\n",
+    )
     assert res.returncode == 0, res.stderr
     entries = tomllib.loads((tmp_path / "config.toml").read_text())["instances"]
     assert [(e["name"], e["port"], e["hourly_rate"]) for e in entries] == [(name, moved.port, 2.0)]
     assert f"updated {name}" in res.stdout
     # another machine behind the same host and user (an AutoDL region): a new entry
     other = sshd_factory("other")
-    res = gpu_tui(tmp_path, "add", f"ssh -p {other.port} -i {key} root@{other.host}", "--password-stdin",
-                  "--trust", other.host_key_fingerprint, stdin="\n")
+    res = gpu_tui(
+        tmp_path,
+        "add",
+        f"ssh -p {other.port} -i {key} root@{other.host}",
+        "--password-stdin",
+        "--trust",
+        other.host_key_fingerprint,
+        stdin="\n",
+    )
     assert res.returncode == 0, res.stderr
     entries = tomllib.loads((tmp_path / "config.toml").read_text())["instances"]
     assert len(entries) == 2 and entries[1]["port"] == other.port and entries[1]["name"] != name
@@ -170,6 +215,12 @@ def test_from_ssh_config(tmp_path: Path) -> None:
     entries = tomllib.loads((tmp_path / "config.toml").read_text())["instances"]
     assert entries == [
         {"name": "lab", "host": "10.0.0.5", "port": 2200, "user": "alice", "provider": "generic"},
-        {"name": "runpod-a", "host": "213.173.108.12", "port": 17445, "user": "root", "provider": "generic",
-         "identity_file": "~/.ssh/id_ed25519"},
+        {
+            "name": "runpod-a",
+            "host": "213.173.108.12",
+            "port": 17445,
+            "user": "root",
+            "provider": "generic",
+            "identity_file": "~/.ssh/id_ed25519",
+        },
     ]

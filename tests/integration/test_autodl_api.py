@@ -20,7 +20,9 @@ TOKEN = "dev-token-123"
 
 class FakeAutoDL(BaseHTTPRequestHandler):
     reply: dict | bytes = {
-        "code": "Success", "data": {"assets": 123450, "accumulate": 990000, "voucher_balance": 10000}, "msg": ""
+        "code": "Success",
+        "data": {"assets": 123450, "accumulate": 990000, "voucher_balance": 10000},
+        "msg": "",
     }
     seen: list[tuple[str, str, str | None]] = []
 
@@ -103,7 +105,6 @@ async def test_the_fleet_bar_shows_the_balance(
         assert app.dashboard.fleet_bar.note.plain.startswith("AutoDL ¥133.45")
 
 
-
 async def test_a_redirect_is_refused_and_the_token_stays(monkeypatch: pytest.MonkeyPatch) -> None:
     """urllib turns a POST that meets a 302 into a GET with the same Authorization header: followed,
     the redirect hands the developer token (the balance's, the WeChat push's) to the other host."""
@@ -136,8 +137,9 @@ async def test_a_redirect_is_refused_and_the_token_stays(monkeypatch: pytest.Mon
         with pytest.raises(RemoteError, match="HTTP 302"):
             await fetch_balance(SecretStr(TOKEN), base=base)
         monkeypatch.setenv("GPU_TUI_AUTODL_WECHAT_API", base)
-        [sent] = await send_all([Target(1, SecretStr(AUTODL_WECHAT), ("idle",), "config")], "t", "b",
-                                wechat_token=SecretStr(TOKEN))
+        [sent] = await send_all(
+            [Target(1, SecretStr(AUTODL_WECHAT), ("idle",), "config")], "t", "b", wechat_token=SecretStr(TOKEN)
+        )
     finally:
         srv.shutdown()
         srv.server_close()

@@ -111,8 +111,18 @@ async def test_fires_once_idle_for_the_idle_time(sshd_instance, tmp_path: Path) 
 
 async def test_survives_the_session_that_armed_it(sshd_instance, tmp_path: Path) -> None:
     sshd_instance.set_utilization(0)
-    res = cli(tmp_path, sshd_instance, "autostop", sshd_instance.name, "--idle", "4s",
-              "--check-every", "1s", "--cpu-cores", str(QUIET_CPU))
+    res = cli(
+        tmp_path,
+        sshd_instance,
+        "autostop",
+        sshd_instance.name,
+        "--idle",
+        "4s",
+        "--check-every",
+        "1s",
+        "--cpu-cores",
+        str(QUIET_CPU),
+    )
     assert res.returncode == 0, res.stderr
     assert "autostop armed" in res.stdout and "after 4s idle" in res.stdout
     # gpu-tui exited and its connection is gone; restart sshd as well (`systemctl restart ssh`)
@@ -301,8 +311,13 @@ def cli(tmp: Path, inst, *args: str, settings: str = "") -> subprocess.Completed
     cfg = tmp / "config.toml"
     cfg.write_text(config_text([inst]).replace("[settings]\n", "[settings]\n" + settings, 1))
     env = cli_env(tmp, known_hosts=inst.host_public_key_line + "\n")
-    return subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(cfg), *args],
-                          capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--config", str(cfg), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
 
 
 def test_cli_defaults_cancel_and_refusals(sshd_instance, tmp_path: Path) -> None:

@@ -74,8 +74,13 @@ def test_the_language_comes_from_the_environment_too(tmp_path: Path) -> None:
     cfg = tmp_path / "config.toml"
     cfg.write_text(config_text([]))
     env = {**cli_env(tmp_path), "GPU_TUI_LANG": "zh-CN"}
-    res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(cfg), "cost"], env=env,
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--config", str(cfg), "cost"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 0 and res.stdout.startswith("累计: 没有记录"), res.stdout
 
 

@@ -70,9 +70,23 @@ def test_ctrl_c_on_the_cli_stops_conda_there(sshd_instance, tmp_path: Path) -> N
     cfg.write_text(config_text([sshd_instance]))
     env = cli_env(tmp_path, known_hosts=sshd_instance.host_public_key_line + "\n")
     cli = subprocess.Popen(
-        [sys.executable, "-m", "gpu_tui", "--config", str(cfg),
-         "conda", sshd_instance.name, "create", "slowcli", "--python", "3.11"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "gpu_tui",
+            "--config",
+            str(cfg),
+            "conda",
+            sshd_instance.name,
+            "create",
+            "slowcli",
+            "--python",
+            "3.11",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
     )
     try:
         assert cli.stdout is not None

@@ -39,7 +39,10 @@ def run_cost(tmp: Path, *args: str, config: str = "") -> subprocess.CompletedPro
     }
     return subprocess.run(
         [sys.executable, "-m", "gpu_tui", "--config", str(cfg), "cost", *args],
-        capture_output=True, text=True, env=env, timeout=60,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
 
 

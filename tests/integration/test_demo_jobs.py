@@ -42,8 +42,6 @@ async def fleet(tmp_path: Path) -> AsyncIterator[DemoFleet]:
         await f.close()
 
 
-
-
 Connect = Callable[[str], Awaitable[tuple[SshHost, InstanceConfig]]]
 
 

@@ -12,7 +12,14 @@ from sshhelp import run_gpu_tui
 pytestmark = pytest.mark.sshd
 
 TOP_KEYS = {
-    "checks", "driver_version", "cuda_version", "python_version", "conda_path", "conda_version", "torch", "disks",
+    "checks",
+    "driver_version",
+    "cuda_version",
+    "python_version",
+    "conda_path",
+    "conda_version",
+    "torch",
+    "disks",
     "indexes",
 }
 

@@ -178,8 +178,10 @@ async def test_activate_error_init_and_interactive_shells(sshd_instance, tmp_pat
         # Still nothing for `ssh host cmd` (~/.bashrc returns before the block) ...
         assert (await host.run("command -v conda")).exit_status == 1
         # ... but an interactive shell gets the conda function with base active.
-        inter = await host.run("bash -ic 'command -v conda; echo $CONDA_DEFAULT_ENV; conda activate llm; "
-                               "echo $CONDA_DEFAULT_ENV; command -v python' 2>/dev/null")
+        inter = await host.run(
+            "bash -ic 'command -v conda; echo $CONDA_DEFAULT_ENV; conda activate llm; "
+            "echo $CONDA_DEFAULT_ENV; command -v python' 2>/dev/null"
+        )
         assert inter.stdout.split() == ["conda", "base", "llm", f"{inst.conda_root()}/envs/llm/bin/python"]
         # source bin/activate works without init, as in scripts
         src = await host.run(". ~/miniconda3/bin/activate py311 && echo $CONDA_DEFAULT_ENV && command -v python")
@@ -210,8 +212,9 @@ async def test_password_user_has_its_own_copy(sshd_instance, password_user, tmp_
         # A bare `conda create` makes an env without python, as real conda does.
         bare = await host.run(f"{CONDA} create -n mine -y && {CONDA} run -n mine python -V")
         assert bare.exit_status == 127 and "python: command not found" in bare.stderr
-        made = await host.run(f"{CONDA} install -n mine python=3.11 -y && "
-                              f"{CONDA} run -n mine python -c 'import os; print(os.getuid())'")
+        made = await host.run(
+            f"{CONDA} install -n mine python=3.11 -y && {CONDA} run -n mine python -c 'import os; print(os.getuid())'"
+        )
         assert made.ok, made.stderr
         assert made.stdout.split()[-1] == str(password_user.uid)
     finally:
@@ -227,8 +230,10 @@ async def test_set_conda_moves_and_removes_the_install(sshd_instance, tmp_path: 
     assert inst.conda_location() == "anaconda3" and inst.conda_envs() == ["base", "extra", "llm", "py311"]
     host = await connected(inst, tmp_path)
     try:
-        res = await host.run("test -e ~/miniconda3; echo $?; ~/anaconda3/bin/conda info --base; "
-                             "~/anaconda3/bin/conda run -n extra python -c 'import sys; print(sys.prefix)'")
+        res = await host.run(
+            "test -e ~/miniconda3; echo $?; ~/anaconda3/bin/conda info --base; "
+            "~/anaconda3/bin/conda run -n extra python -c 'import sys; print(sys.prefix)'"
+        )
         assert res.stdout.split()[:2] == ["1", str(inst.home() / "anaconda3")]
         inst.set_conda(False)
         res = await host.run("ls -d ~/miniconda3 ~/anaconda3 ~/miniforge3 2>/dev/null; echo done")

@@ -66,9 +66,14 @@ def test_a_reader_that_goes_away_is_no_traceback(tmp_path: Path) -> None:
     read, write = os.pipe()
     os.close(read)  # the reader is gone before the first line
     try:
-        res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "none.toml"), "fit",
-                              "--list"], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60,
-                             env={**os.environ, "HOME": str(tmp_path)})
+        res = subprocess.run(
+            [sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "none.toml"), "fit", "--list"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
     finally:
         os.close(write)
     assert "Traceback" not in res.stderr and "BrokenPipe" not in res.stderr, res.stderr

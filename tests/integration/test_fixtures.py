@@ -81,8 +81,13 @@ async def test_password_auth(sshd_instance, password_user):
             pass
     # The session client key is authorised for root only.
     with pytest.raises(asyncssh.PermissionDenied):
-        async with connect(sshd_instance, password_user.name, client_keys=[sshd_instance.client_key.key],
-                           password=None, preferred_auth="publickey"):
+        async with connect(
+            sshd_instance,
+            password_user.name,
+            client_keys=[sshd_instance.client_key.key],
+            password=None,
+            preferred_auth="publickey",
+        ):
             pass
 
 
@@ -131,8 +136,15 @@ async def test_query_csv_keeps_units_and_header(sshd_instance):
         bad = await conn.run("nvidia-smi --query-gpu=index,bogus.field --format=csv")
     header, row = r.stdout.splitlines()
     assert header.split(", ") == [
-        "index", "name", "uuid", "utilization.gpu [%]", "memory.used [MiB]", "memory.total [MiB]",
-        "power.draw [W]", "clocks.current.sm [MHz]", "temperature.gpu",
+        "index",
+        "name",
+        "uuid",
+        "utilization.gpu [%]",
+        "memory.used [MiB]",
+        "memory.total [MiB]",
+        "power.draw [W]",
+        "clocks.current.sm [MHz]",
+        "temperature.gpu",
     ]
     values = row.split(", ")
     assert values[3] == "100 %" and values[4] == "19818 MiB" and values[6] == "631.95 W"

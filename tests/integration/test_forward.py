@@ -91,7 +91,10 @@ class Cli:
         with open(self.out, "wb") as out, open(self.err, "wb") as err:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "gpu_tui", "--config", str(cfg), "forward", inst.name, *args],  # type: ignore[attr-defined]
-                stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=env,
             )
 
     def stdout(self) -> str:
@@ -101,8 +104,11 @@ class Cli:
         return self.err.read_text()
 
     def local_port(self) -> int:
-        line = until_sync(lambda: self.stdout().strip() or self.proc.poll() is not None and "exited",
-                          what="the forward's URL", detail=self.stderr)
+        line = until_sync(
+            lambda: self.stdout().strip() or self.proc.poll() is not None and "exited",
+            what="the forward's URL",
+            detail=self.stderr,
+        )
         assert line.startswith("http://127.0.0.1:"), (line, self.stderr())
         return int(line.split()[0].rsplit(":", 1)[1])
 
@@ -137,8 +143,7 @@ def test_forward_cli_survives_sshd_restart_and_ctrl_c_closes(tmp_path, sshd_inst
 
     # sshd down: a connection to the forward is closed at once rather than left hanging
     sshd_instance.stop()
-    until_sync(lambda: "link lost" in c.stderr().split("reconnected")[-1], what="the second drop seen",
-               detail=c.stderr)
+    until_sync(lambda: "link lost" in c.stderr().split("reconnected")[-1], what="the second drop seen", detail=c.stderr)
     started = time.monotonic()
     assert get_fails(local) is not None
     assert time.monotonic() - started < 4.0, "a connection during the outage waited instead of failing fast"
@@ -229,8 +234,9 @@ async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
 def test_forward_cli_bind_elsewhere(tmp_path, sshd_instance, web) -> None:
     """--bind: an address of this machine is listened on (0.0.0.0: every one); one that is not
     (TEST-NET-1) is exit 2, one line."""
-    r = run_gpu_tui(tmp_path, [sshd_instance], "forward", sshd_instance.name, f"{web.server_port}:0",
-                    "--bind", "192.0.2.1")
+    r = run_gpu_tui(
+        tmp_path, [sshd_instance], "forward", sshd_instance.name, f"{web.server_port}:0", "--bind", "192.0.2.1"
+    )
     assert r.returncode == 2, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "--bind" in r.stderr, r.stderr
     c = Cli(tmp_path, sshd_instance, f"{web.server_port}:0", "--bind", "0.0.0.0")
@@ -250,9 +256,11 @@ async def test_two_opens_of_one_port_at_once_make_one_forward(tmp_path, sshd_ins
     web_port = free_port()
     server = await asyncio.start_server(_answer, "127.0.0.1", web_port)
     try:
-        results = await asyncio.gather(forwards.open(host.name, host, ForwardSpec(web_port, 0)),
-                                       forwards.open(host.name, host, ForwardSpec(web_port, 0)),
-                                       return_exceptions=True)
+        results = await asyncio.gather(
+            forwards.open(host.name, host, ForwardSpec(web_port, 0)),
+            forwards.open(host.name, host, ForwardSpec(web_port, 0)),
+            return_exceptions=True,
+        )
         opened = [r for r in results if not isinstance(r, BaseException)]
         refused = [r for r in results if isinstance(r, InputError)]
         assert len(opened) == 1 and len(refused) == 1, results

@@ -39,7 +39,11 @@ def openssh(tmp: Path, alias: str, *command: str) -> subprocess.CompletedProcess
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp / "home")}
     return subprocess.run(
         ["ssh", "-F", str(ssh_config(tmp)), "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", alias, *command],
-        capture_output=True, text=True, timeout=30, env=env, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -78,8 +82,13 @@ def test_written_updated_removed_and_openssh_logs_in(sshd_instance, tmp_path: Pa
     # update: the port moved; one block, rewritten in place
     moved = config_text([sshd_instance]).replace(f"port = {sshd_instance.port}", "port = 2")
     (tmp_path / "moved.toml").write_text(moved)
-    again = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "moved.toml"), "ssh-config"],
-                           capture_output=True, text=True, env=cli_env(tmp_path), timeout=60)
+    again = subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "moved.toml"), "ssh-config"],
+        capture_output=True,
+        text=True,
+        env=cli_env(tmp_path),
+        timeout=60,
+    )
     assert again.returncode == 0, again.stderr
     text = cfg.read_text()
     assert text.count(f"Host {name}\n") == 1 and "    Port 2\n" in text and text.endswith("\n" + USER_CONFIG)
@@ -102,8 +111,13 @@ def test_a_users_own_host_and_a_bad_alias_are_left_alone(sshd_instance, tmp_path
 
     bad = config_text([sshd_instance]).replace(f'name = "{sshd_instance.name}"', 'name = ".hidden"')
     (tmp_path / "bad.toml").write_text(bad)
-    out = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "bad.toml"),
-                          "ssh-config", ".hidden"], capture_output=True, text=True, env=cli_env(tmp_path), timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "bad.toml"), "ssh-config", ".hidden"],
+        capture_output=True,
+        text=True,
+        env=cli_env(tmp_path),
+        timeout=60,
+    )
     assert out.returncode == 2 and "cannot be an ssh alias" in out.stderr and "Traceback" not in out.stderr
     unknown = run_gpu_tui(tmp_path, [sshd_instance], "ssh-config", "nope")
     assert unknown.returncode == 2 and "no instance named 'nope'" in unknown.stderr
@@ -117,9 +131,13 @@ def test_an_instance_whose_host_is_the_users_alias(sshd_instance, tmp_path: Path
     cfg.write_text(mine)
     text = config_text([sshd_instance]).replace(f'host = "{sshd_instance.host}"', 'host = "lab"')
     (tmp_path / "alias.toml").write_text(text)
-    res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "alias.toml"), "ssh-config"],
-                         capture_output=True, text=True, timeout=60,
-                         env=cli_env(tmp_path, known_hosts=sshd_instance.host_public_key_line + "\n"))
+    res = subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "alias.toml"), "ssh-config"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=cli_env(tmp_path, known_hosts=sshd_instance.host_public_key_line + "\n"),
+    )
     assert res.returncode == 0, res.stderr
     assert "your own Host entry" in res.stderr
     assert f"    HostName {sshd_instance.host}" in blocks_in(cfg.read_text())[sshd_instance.name]
@@ -130,15 +148,23 @@ def test_an_instance_whose_host_is_the_users_alias(sshd_instance, tmp_path: Path
 
 def test_password_only_instance_gets_the_app_key_first(sshd_instance, password_user, tmp_path: Path) -> None:
     cfg_file = tmp_path / "pw.toml"
-    cfg_file.write_text("[settings]\nconnect_timeout_seconds = 3.0\n\n[[instances]]\n"
-                        f'name = "pw-box"\nhost = "{sshd_instance.host}"\nport = {sshd_instance.port}\n'
-                        f'user = "{password_user.name}"\n')
+    cfg_file.write_text(
+        "[settings]\nconnect_timeout_seconds = 3.0\n\n[[instances]]\n"
+        f'name = "pw-box"\nhost = "{sshd_instance.host}"\nport = {sshd_instance.port}\n'
+        f'user = "{password_user.name}"\n'
+    )
     env = cli_env(tmp_path, known_hosts=sshd_instance.host_public_key_line + "\n")
     env[env_var_name("pw-box")] = password_user.password
 
     def gpu_tui(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(cfg_file), *args],
-                              capture_output=True, text=True, env=env, timeout=90, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [sys.executable, "-m", "gpu_tui", "--config", str(cfg_file), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=90,
+            stdin=subprocess.DEVNULL,
+        )
 
     # without a terminal and without --install-key: written, but it says the key is missing (exit 3)
     first = gpu_tui("ssh-config")
@@ -171,8 +197,13 @@ def test_code_opens_vscode_or_says_how_to_connect(sshd_instance, tmp_path: Path)
     def code(path_env: str, *args: str) -> subprocess.CompletedProcess[str]:
         env = cli_env(tmp_path, known_hosts=sshd_instance.host_public_key_line + "\n")
         env["PATH"] = path_env
-        return subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(cfg_file), "code", *args],
-                              capture_output=True, text=True, env=env, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "gpu_tui", "--config", str(cfg_file), "code", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
 
     plain_path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not (Path(p) / "code").exists())
     missing = code(plain_path, sshd_instance.name)

@@ -36,8 +36,9 @@ async def wait_job(host, inst, job_id: str, pred, timeout: float = 30.0) -> JobF
         seen[0] = {f.id: f for f in await jobsvc.list_facts(host, inst)}.get(job_id)
         return seen[0] if seen[0] is not None and pred(seen[0]) else None
 
-    return await until(reached, timeout, what=f"job {job_id} to reach the condition", step=0.2,
-                       detail=lambda: f"its facts: {seen[0]}")
+    return await until(
+        reached, timeout, what=f"job {job_id} to reach the condition", step=0.2, detail=lambda: f"its facts: {seen[0]}"
+    )
 
 
 def finished(f: JobFacts) -> bool:
@@ -80,7 +81,7 @@ async def test_job_outlives_the_session_and_an_sshd_restart(sshd_instance, tmp_p
     sshd_instance.start()
     host = await connected(sshd_instance, tmp_path)
     try:
-        f = (await wait_job(host, inst, req.id, lambda f: True))
+        f = await wait_job(host, inst, req.id, lambda f: True)
         assert f.alive and f.exit_code is None
         f = await wait_job(host, inst, req.id, finished)
         assert f.exit_code == 0
@@ -228,8 +229,10 @@ async def test_log_follow_resumes_after_a_dropped_link_without_loss_or_repeats(s
         try:
             await asyncio.wait_for(follow(), 60)
         except TimeoutError:
-            raise AssertionError(f"follow hung: {len(got)} lines, offset {follower.offset}, "
-                                 f"{follower.reconnects} reconnects, connected={host.connected}") from None
+            raise AssertionError(
+                f"follow hung: {len(got)} lines, offset {follower.offset}, "
+                f"{follower.reconnects} reconnects, connected={host.connected}"
+            ) from None
         assert got == [f"line {i}" for i in range(1, 301)]
         assert updates[-1].ended and not any(u.ended for u in updates[:-1])
         assert updates[-1].lines_seen == 300 and updates[-1].live == ()
@@ -252,10 +255,17 @@ async def test_what_the_job_writes_while_the_reader_is_busy_comes_as_one_parsed_
     gates = [sshd_instance.home() / f"go{n}-{tmp_path.name}" for n in (1, 2)]
     wait = "while [ ! -f ~/{} ]; do sleep 0.05; done; "
     try:
-        req = await jobsvc.start_job(host, inst, request(
-            wait.format(gates[0].name) + 'echo "step 1 loss 0.501"; ' + wait.format(gates[1].name)
-            + 'i=1; while [ $i -lt 200 ]; do i=$((i+1)); echo "step $i loss 0.$((500 + i))"; done; '
-            "printf '\\r 50%%|#####     | 200/400 [00:01<00:01, 9.90it/s]'"))
+        req = await jobsvc.start_job(
+            host,
+            inst,
+            request(
+                wait.format(gates[0].name)
+                + 'echo "step 1 loss 0.501"; '
+                + wait.format(gates[1].name)
+                + 'i=1; while [ $i -lt 200 ]; do i=$((i+1)); echo "step $i loss 0.$((500 + i))"; done; '
+                "printf '\\r 50%%|#####     | 200/400 [00:01<00:01, 9.90it/s]'"
+            ),
+        )
         follower = LogFollower(host, inst, req.id, poll_seconds=0.2)
         updates = follower.updates()
         first = await anext(updates)  # the window: the job waits for the gate, so it is empty

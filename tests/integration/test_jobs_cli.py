@@ -11,8 +11,25 @@ from waiting import until_sync
 
 pytestmark = pytest.mark.sshd
 
-JOB_KEYS = {"id", "name", "command", "conda_env", "cwd", "state", "exit_code", "started_at", "finished_at",
-            "log_path", "log_bytes", "failure", "progress", "last_loss", "scheduler_job_id", "node", "reason"}
+JOB_KEYS = {
+    "id",
+    "name",
+    "command",
+    "conda_env",
+    "cwd",
+    "state",
+    "exit_code",
+    "started_at",
+    "finished_at",
+    "log_path",
+    "log_bytes",
+    "failure",
+    "progress",
+    "last_loss",
+    "scheduler_job_id",
+    "node",
+    "reason",
+}
 
 
 def cli(tmp: Path, inst, *args: str, **kw):
@@ -28,8 +45,9 @@ def wait_state(tmp: Path, inst, job_id: str, states: set[str], timeout: float = 
         seen[0] = {j["id"]: j for j in json.loads(res.stdout)["jobs"]}.get(job_id)
         return seen[0] if seen[0] is not None and seen[0]["state"] in states else None
 
-    return until_sync(reached, timeout, what=f"job {job_id} in {sorted(states)}", step=0.3,
-                      detail=lambda: f"the job: {seen[0]}")
+    return until_sync(
+        reached, timeout, what=f"job {job_id} in {sorted(states)}", step=0.3, detail=lambda: f"the job: {seen[0]}"
+    )
 
 
 TRAIN = r"""python3 - <<'EOF'
@@ -68,8 +86,9 @@ def test_run_jobs_logs_for_a_training_script(sshd_instance, tmp_path: Path) -> N
 
 
 def test_failure_and_exit_codes(sshd_instance, tmp_path: Path) -> None:
-    res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--", "python3", "-c",
-              "import torch_missing_module_xyz")
+    res = cli(
+        tmp_path, sshd_instance, "run", sshd_instance.name, "--", "python3", "-c", "import torch_missing_module_xyz"
+    )
     job_id = res.stdout.strip()
     job = wait_state(tmp_path, sshd_instance, job_id, {"failed"})
     assert job["exit_code"] == 1
@@ -81,8 +100,9 @@ def test_failure_and_exit_codes(sshd_instance, tmp_path: Path) -> None:
 
 
 def test_follow_until_the_job_ends_and_stop(sshd_instance, tmp_path: Path) -> None:
-    res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--",
-              "for i in 1 2 3 4 5; do echo tick $i; sleep 0.3; done")
+    res = cli(
+        tmp_path, sshd_instance, "run", sshd_instance.name, "--", "for i in 1 2 3 4 5; do echo tick $i; sleep 0.3; done"
+    )
     job_id = res.stdout.strip()
     follow = cli(tmp_path, sshd_instance, "logs", sshd_instance.name, job_id, "-f", "-n", "100")
     assert follow.returncode == 0, follow.stderr
@@ -120,8 +140,18 @@ def test_bad_input_is_refused_with_exit_2(sshd_instance, tmp_path: Path) -> None
 
 def test_run_in_a_conda_env_without_activate(sshd_instance, tmp_path: Path) -> None:
     """conda is off PATH over SSH (as on AutoDL); the job still runs in the env's python."""
-    res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--env", "llm", "--",
-              "python", "-c", "import os, sys; print(os.environ['CONDA_DEFAULT_ENV'], sys.executable)")
+    res = cli(
+        tmp_path,
+        sshd_instance,
+        "run",
+        sshd_instance.name,
+        "--env",
+        "llm",
+        "--",
+        "python",
+        "-c",
+        "import os, sys; print(os.environ['CONDA_DEFAULT_ENV'], sys.executable)",
+    )
     assert res.returncode == 0, res.stderr
     job = wait_state(tmp_path, sshd_instance, res.stdout.strip(), {"succeeded", "failed"})
     assert job["state"] == "succeeded" and job["conda_env"] == "llm"

@@ -44,7 +44,9 @@ WRITER = textwrap.dedent(
 def start_writer(path: Path, start: int = 0, rate: float = 2.0) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", WRITER, str(path), str(start), str(rate)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -246,9 +248,11 @@ def test_a_schema_1_file_gains_the_currency_column_and_keeps_its_rows(tmp_path: 
     path = tmp_path / "old.sqlite3"
     db = sqlite3.connect(str(path))
     db.executescript(SCHEMA_1)
-    db.execute("INSERT INTO intervals (name, boot, start_at, end_at, rate, closed_reason) VALUES "
-               "('old-box', ?, ?, ?, 1.98, 'shutdown'), ('box', ?, ?, ?, 2.0, NULL)",
-               (T0 - 90000, T0 - 90000, T0 - 86400, T0 - 3600, T0 - 3600, T0))
+    db.execute(
+        "INSERT INTO intervals (name, boot, start_at, end_at, rate, closed_reason) VALUES "
+        "('old-box', ?, ?, ?, 1.98, 'shutdown'), ('box', ?, ?, ?, 2.0, NULL)",
+        (T0 - 90000, T0 - 90000, T0 - 86400, T0 - 3600, T0 - 3600, T0),
+    )
     db.commit()
     db.close()
     with Ledger(path) as ledger:
@@ -272,7 +276,9 @@ def test_each_interval_keeps_its_currency_and_sums_stay_apart(tmp_path: Path) ->
         ledger.observe("runpod", 3600, 0.69, T0, "$")
         ledger.observe("runpod", 7200, 0.69, T0 + 3600, "$")  # extends: same price, same currency
         assert [(t.name, t.currency, round(t.cost, 2)) for t in ledger.totals(currency="¥")] == [
-            ("autodl", "¥", 1.98), ("runpod", "$", 1.38)]
+            ("autodl", "¥", 1.98),
+            ("runpod", "$", 1.38),
+        ]
         assert [t.currency for t in ledger.totals()] == [None, "$"]  # unresolved without settings'
         rows = ledger.per_period(T0 + 3600, currency="¥")
         assert [(r.name, r.currency, r.hourly_rate) for r in rows] == [("autodl", "¥", 1.98), ("runpod", "$", 0.69)]

@@ -77,8 +77,10 @@ def test_a_gb18030_log_with_91_kb_redrawn_lines_gives_the_run_progress(sshd_inst
     assert progress["percent"] == pytest.approx(0.09)  # 609/6848 of epoch 1 of 100
     logs = cli(tmp_path, sshd_instance, "logs", sshd_instance.name, job["id"], "-n", "40")
     assert logs.stdout.splitlines() == original_lines("ultralytics/yolo26-da-stops-epoch1.log", 40)
-    assert any("域对抗训练" in line for line in lines_of((REAL / "ultralytics/yolo26-da-stops-epoch1.log")
-                                                       .read_bytes(), from_start=True))
+    assert any(
+        "域对抗训练" in line
+        for line in lines_of((REAL / "ultralytics/yolo26-da-stops-epoch1.log").read_bytes(), from_start=True)
+    )
 
 
 def test_a_crlf_log_gives_its_last_loss_and_progress(sshd_instance, tmp_path: Path) -> None:
@@ -104,8 +106,11 @@ async def test_the_log_window_and_its_follow_read_gbk(sshd_instance, tmp_path: P
     host = ssh_host(sshd_instance, tmp_path)
     await host.connect()
     try:
-        req = await jobsvc.start_job(host, inst, JobRequest(
-            id=new_job_id(), command="cat ~/part1; while [ ! -f ~/go ]; do sleep 0.05; done; cat ~/part2"))
+        req = await jobsvc.start_job(
+            host,
+            inst,
+            JobRequest(id=new_job_id(), command="cat ~/part1; while [ ! -f ~/go ]; do sleep 0.05; done; cat ~/part2"),
+        )
         facts = await until(lambda: _facts(host, inst, req.id), 30, what="the job's first bytes")
         assert facts.charset  # `locale charmap` where it started
         window = await jobsvc.read_log_bytes(host, inst, req.id)

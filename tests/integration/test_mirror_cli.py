@@ -69,8 +69,9 @@ class _Mirror(BaseHTTPRequestHandler):
         if self.path.endswith("/noarch/repodata.json"):
             self._ok("application/json", b'{"info": {"subdir": "noarch"}, "packages": {}}')
         elif self.path.endswith("/simple/pip/"):
-            self._ok("text/html", b'<!DOCTYPE html><html><body><a href="pip-24.0.tar.gz">pip-24.0.tar.gz</a>'
-                                  b"</body></html>")
+            self._ok(
+                "text/html", b'<!DOCTYPE html><html><body><a href="pip-24.0.tar.gz">pip-24.0.tar.gz</a></body></html>'
+            )
         else:
             self.send_response(404)
             self.end_headers()

@@ -19,13 +19,20 @@ from sshhelp import cli_env
 TOKEN = "tk_q7pZx9LmN2vB4cD6fG8hJ0kR"
 
 
-def run(tmp: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None,
-        watch: str | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    tmp: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None, watch: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """The CLI with a file keyring under `tmp`; with `watch`, no process's argv may hold it."""
     full = cli_env(tmp, keyring="keyrings.alt.file.PlaintextKeyring") | (env or {})
     with argv_holding(watch) as seen:
-        proc = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), "--lang", "en",
-                               *args], input=stdin, capture_output=True, text=True, env=full, timeout=90)
+        proc = subprocess.run(
+            [sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), "--lang", "en", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=full,
+            timeout=90,
+        )
     assert seen == [], f"a secret showed up in a process's argv: {seen}"
     return proc
 
@@ -37,12 +44,15 @@ def keyring_text(tmp: Path) -> str:
         return ""
     ini = configparser.ConfigParser()
     ini.read(f)
-    return "\n".join(f"{section} {key} {base64.b64decode(value).decode()}"
-                     for section in ini.sections() for key, value in ini[section].items())
+    return "\n".join(
+        f"{section} {key} {base64.b64decode(value).decode()}"
+        for section in ini.sections()
+        for key, value in ini[section].items()
+    )
 
 
 def test_add_list_test_remove(tmp_path: Path) -> None:
-    (tmp_path / "config.toml").write_text("[settings]\ncurrency = \"¥\"\n")
+    (tmp_path / "config.toml").write_text('[settings]\ncurrency = "¥"\n')
     with notify_server() as srv:
         ntfy = f"ntfy://{TOKEN}@127.0.0.1:{srv.port}/alerts-for-me"
         hook = f"json://127.0.0.1:{srv.port}/hook"
@@ -84,7 +94,8 @@ def test_add_list_test_remove(tmp_path: Path) -> None:
 def test_a_dead_target_is_named_and_exits_3(tmp_path: Path) -> None:
     with notify_server() as srv, dead_port() as port:
         (tmp_path / "config.toml").write_text(
-            f'[notify]\nurls = ["json://127.0.0.1:{srv.port}/alive", "json://127.0.0.1:{port}/dead"]\n')
+            f'[notify]\nurls = ["json://127.0.0.1:{srv.port}/alive", "json://127.0.0.1:{port}/dead"]\n'
+        )
         t0 = time.monotonic()
         res = run(tmp_path, "notify", "test", "--timeout", "1")
         spent = time.monotonic() - t0

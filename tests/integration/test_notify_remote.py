@@ -30,10 +30,41 @@ pytestmark = pytest.mark.sshd
 
 DING_SECRET = "SECd1ngs3cr3tvalue0123456789abcdef0123456789abcdef0123456789abcd"  # 67 chars: > one HMAC block
 FEISHU_SECRET = "fe1shus3cr3t"
-TOKENS = ("dtok0123456789", DING_SECRET, "fstok0123456789", FEISHU_SECRET, "wkey0123456789", "SCT0123456789",
-          "pp0123456789", "123456:ABCdefGHI", "jobtopic0123456789")
-SH_TOOLS = ("sh", "cat", "sed", "awk", "tr", "od", "grep", "mktemp", "date", "rm", "mkdir", "wc", "head", "tail",
-            "sleep", "mv", "openssl", "basename", "setsid", "nohup", "env", "cmp")
+TOKENS = (
+    "dtok0123456789",
+    DING_SECRET,
+    "fstok0123456789",
+    FEISHU_SECRET,
+    "wkey0123456789",
+    "SCT0123456789",
+    "pp0123456789",
+    "123456:ABCdefGHI",
+    "jobtopic0123456789",
+)
+SH_TOOLS = (
+    "sh",
+    "cat",
+    "sed",
+    "awk",
+    "tr",
+    "od",
+    "grep",
+    "mktemp",
+    "date",
+    "rm",
+    "mkdir",
+    "wc",
+    "head",
+    "tail",
+    "sleep",
+    "mv",
+    "openssl",
+    "basename",
+    "setsid",
+    "nohup",
+    "env",
+    "cmp",
+)
 
 
 def urls(srv: NotifyServer) -> list[str]:
@@ -196,8 +227,8 @@ async def test_refusals_are_reported_with_the_service_words(
         await nr.install_notify(host, inst, urls(server)[2:4], ["job_end"], "en")
         results = await nr.send_test_from_instance(host, inst)
         assert [r.ok for r in results] == [False, False]
-        assert results[0].error == 'code 9499: Bad Request' and results[0].attempts >= 1
-        assert results[1].error == 'errcode 300001: token is not exist'
+        assert results[0].error == "code 9499: Bad Request" and results[0].attempts >= 1
+        assert results[1].error == "errcode 300001: token is not exist"
         log = (state(sshd_instance) / "notify" / "sender.log").read_text()
         assert "errcode 300001" in log and all(tok not in log for tok in TOKENS)
     finally:
@@ -211,8 +242,10 @@ async def test_a_failed_job_sends_one_message_naming_its_failure(
     host = await connected(sshd_instance, tmp_path)
     job_url = [f"json://127.0.0.1:{server.port}/hooks/jobs"]
     await nr.install_notify(host, inst, job_url, ["job_end"], "en")
-    command = ("echo 'epoch 1/3 loss=0.91'; sleep 1; echo 'torch.OutOfMemoryError: CUDA out of memory. "
-               "Tried to allocate 2.00 GiB'; exit 1")
+    command = (
+        "echo 'epoch 1/3 loss=0.91'; sleep 1; echo 'torch.OutOfMemoryError: CUDA out of memory. "
+        "Tried to allocate 2.00 GiB'; exit 1"
+    )
     req = await jobsvc.start_job(host, inst, JobRequest(id=new_job_id(), command=command, name="train-a"))
     await host.close()  # nobody watching: the instance sends it alone
     await until(lambda: outbox(sshd_instance), timeout=60, what="the job's notice in the outbox")
@@ -342,7 +375,6 @@ async def test_autostop_says_it_is_shutting_down(sshd_instance, tmp_path: Path, 
     assert len(ids) == 2 and ids[0].startswith("autostop:") and ids[0].endswith(":about") and ids[1].endswith(":done")
 
 
-
 def quick_watch(sshd_instance, grace: float) -> None:
     """Read a running job's log every second (the shipped default is 30 s) with this grace."""
     doc_path = state(sshd_instance) / "notify" / "targets.json"
@@ -364,8 +396,10 @@ async def test_a_nan_loss_while_the_job_runs_is_sent_once(sshd_instance, tmp_pat
         assert outbox(sshd_instance)[0]["id"] == f"job_failure:{req.id}"
         await jobsvc.stop_job(host, inst, req.id)
         await until(lambda: len(outbox(sshd_instance)) == 2, timeout=60, what="the job_end notice")
-        assert [s.json["title"] for s in server.seen] == ["gpu: job nan-run: NaN loss (still running)",
-                                                          "gpu: job nan-run stopped"]
+        assert [s.json["title"] for s in server.seen] == [
+            "gpu: job nan-run: NaN loss (still running)",
+            "gpu: job nan-run stopped",
+        ]
     finally:
         await host.close()
 
@@ -423,11 +457,15 @@ async def test_autodl_wechat_with_the_developer_token_from_the_keyring(
         assert [json.loads(line)["ok"] for line in res.stdout.splitlines()] == [True], res
         (seen,) = server.seen
         assert seen.service == "autodl-wechat" and seen.headers["authorization"] == "dev-token-0123456789"
-        assert seen.json == {"title": "gpu: gpu-tui test message", "name": "gpu-tui",
-                             "content": "Sent by the instance itself: notifications work with the laptop closed."}
+        assert seen.json == {
+            "title": "gpu: gpu-tui test message",
+            "name": "gpu-tui",
+            "content": "Sent by the instance itself: notifications work with the laptop closed.",
+        }
         assert "dev-token" not in (s / "notify" / "outbox.jsonl").read_text()
-        warnings = await nr.install_notify(host, inst, ["autodl-wechat"], ["job_end"], "en",
-                                           store=SecretStore(environ={}, timeout=0.5))
+        warnings = await nr.install_notify(
+            host, inst, ["autodl-wechat"], ["job_end"], "en", store=SecretStore(environ={}, timeout=0.5)
+        )
         assert len(warnings) == 1 and "no AutoDL developer token" in warnings[0]
     finally:
         await host.close()

@@ -22,13 +22,19 @@ def target(n: int, url: str) -> Target:
 
 async def test_apprise_sends_to_ntfy_and_a_json_webhook() -> None:
     with notify_server() as srv:
-        ntfy, hook = target(1, f"ntfy://127.0.0.1:{srv.port}/gpu-alerts"), target(2, f"json://127.0.0.1:{srv.port}/hook")
+        ntfy, hook = (
+            target(1, f"ntfy://127.0.0.1:{srv.port}/gpu-alerts"),
+            target(2, f"json://127.0.0.1:{srv.port}/hook"),
+        )
         results = await send_all([ntfy, hook], "box idle for 15m00s", "Every GPU idle; still billing ¥2.00/h.")
         assert [r.ok for r in results] == [True, True], results
         by_path = {r.path: r for r in srv.requests}
         assert set(by_path) == {"/", "/hook"}
-        assert by_path["/"].json() == {"topic": "gpu-alerts", "title": "box idle for 15m00s",
-                                       "message": "Every GPU idle; still billing ¥2.00/h."}
+        assert by_path["/"].json() == {
+            "topic": "gpu-alerts",
+            "title": "box idle for 15m00s",
+            "message": "Every GPU idle; still billing ¥2.00/h.",
+        }
         body = by_path["/hook"].json()
         assert isinstance(body, dict) and body["title"] == "box idle for 15m00s" and body["type"] == "info"
         assert body["message"] == "Every GPU idle; still billing ¥2.00/h." and body["version"] == "1.0"
@@ -56,8 +62,12 @@ async def test_ntfy_token_goes_in_the_header_and_never_in_what_is_shown(tmp_path
 async def test_a_dead_target_costs_its_timeout_and_not_the_others() -> None:
     with notify_server() as srv, dead_port() as port:
         t0 = time.monotonic()
-        results = await send_all([target(1, f"json://127.0.0.1:{port}/x"), target(2, f"json://127.0.0.1:{srv.port}/y")],
-                                 "t", "b", timeout=1.0)
+        results = await send_all(
+            [target(1, f"json://127.0.0.1:{port}/x"), target(2, f"json://127.0.0.1:{srv.port}/y")],
+            "t",
+            "b",
+            timeout=1.0,
+        )
         spent = time.monotonic() - t0
     assert [r.ok for r in results] == [False, True]
     assert results[0].error

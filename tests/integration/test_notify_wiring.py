@@ -22,8 +22,14 @@ pytestmark = pytest.mark.sshd
 
 def run(tmp: Path, inst, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     env = cli_env(tmp, known_hosts=f"{inst.host_public_key_line}\n", keyring="keyrings.alt.file.PlaintextKeyring")
-    return subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), "--lang", "en",
-                           *args], input=stdin, capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), "--lang", "en", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def test_add_run_fail_test_remove(sshd_instance, tmp_path: Path) -> None:
@@ -45,8 +51,18 @@ def test_add_run_fail_test_remove(sshd_instance, tmp_path: Path) -> None:
         assert added.returncode == 0, added.stderr
         assert len(json.loads(targets_file.read_text())["targets"]) == 1
 
-        started = run(tmp_path, inst, "run", inst.name, "--name", "train", "--", "python3", "-c",
-                      "import torch_missing_module_xyz")
+        started = run(
+            tmp_path,
+            inst,
+            "run",
+            inst.name,
+            "--name",
+            "train",
+            "--",
+            "python3",
+            "-c",
+            "import torch_missing_module_xyz",
+        )
         assert started.returncode == 0, started.stderr
         # nothing of gpu-tui runs now: the instance sends it
         sent = until_sync(lambda: [r for r in srv.requests if r.path == "/hook"], 60, what="the job's end, sent")

@@ -39,8 +39,19 @@ async def test_list_parses_status_gpu_price_and_endpoint(server: ProviderServer)
     listed = {i.id: i for i in await client(server).list_instances()}
     currency = "¥" if server.provider == "autodl" else "$"
     running, stopped = listed["1001"], listed["1002"]
-    assert running == ProviderInstance(server.provider, "1001", "train-a", "running", running.raw_status,
-                                       "2x RTX 4090", pytest.approx(0.74), currency, "127.0.0.1", 40022, "root")
+    assert running == ProviderInstance(
+        server.provider,
+        "1001",
+        "train-a",
+        "running",
+        running.raw_status,
+        "2x RTX 4090",
+        pytest.approx(0.74),
+        currency,
+        "127.0.0.1",
+        40022,
+        "root",
+    )
     assert stopped.status == "stopped" and stopped.ssh_host is None or server.provider == "vast"
     assert stopped.status == "stopped" and stopped.price_per_hour == pytest.approx(0.35)
     # the token travels in the Authorization header only, never in a URL
@@ -102,6 +113,13 @@ def test_import_fields_and_names() -> None:
     name = import_name(pi, {"runpod-my-train"})
     assert name == "runpod-my-train-2"
     fields = import_fields(pi, name=name, settings_currency="¥")
-    assert fields == {"name": name, "host": "pending.invalid", "provider": "runpod", "provider_id": "xedezhzb9la3ye",
-                      "user": "root", "hourly_rate": 0.39, "currency": "$"}
+    assert fields == {
+        "name": name,
+        "host": "pending.invalid",
+        "provider": "runpod",
+        "provider_id": "xedezhzb9la3ye",
+        "user": "root",
+        "hourly_rate": 0.39,
+        "currency": "$",
+    }
     assert "currency" not in import_fields(pi, name=name, settings_currency="$")

@@ -39,15 +39,28 @@ def runpod() -> Iterator[ProviderServer]:
         srv.stop()
 
 
-def gpu_tui(tmp: Path, srv: ProviderServer, *args: str, token: str | None = None, stdin: str | None = None,
-            keyring: str = "keyring.backends.fail.Keyring", timeout: float = 90) -> subprocess.CompletedProcess[str]:
+def gpu_tui(
+    tmp: Path,
+    srv: ProviderServer,
+    *args: str,
+    token: str | None = None,
+    stdin: str | None = None,
+    keyring: str = "keyring.backends.fail.Keyring",
+    timeout: float = 90,
+) -> subprocess.CompletedProcess[str]:
     env = {**cli_env(tmp, keyring=keyring), **provider_env(srv)}
     if token is not None:
         env["GPU_TUI_PASSWORD_PROVIDER_RUNPOD"] = token
     if not token and token is not None:
         del env["GPU_TUI_PASSWORD_PROVIDER_RUNPOD"]
-    return subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), *args],
-                          capture_output=True, text=True, env=env, timeout=timeout, input=stdin)
+    return subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--config", str(tmp / "config.toml"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        input=stdin,
+    )
 
 
 def app_known_hosts(tmp: Path) -> Path:
@@ -118,13 +131,31 @@ def test_bad_token_and_api_down_write_nothing(runpod: ProviderServer, tmp_path: 
 def test_login_tests_the_token_then_stores_it(runpod: ProviderServer, tmp_path: Path) -> None:
     file_keyring = "keyrings.alt.file.PlaintextKeyring"
     stored = tmp_path / "xdg-data" / "python_keyring" / "keyring_pass.cfg"
-    res = gpu_tui(tmp_path, runpod, "provider", "login", "runpod", "--token-stdin", stdin="wrong\n", token="",
-                  keyring=file_keyring)
+    res = gpu_tui(
+        tmp_path,
+        runpod,
+        "provider",
+        "login",
+        "runpod",
+        "--token-stdin",
+        stdin="wrong\n",
+        token="",
+        keyring=file_keyring,
+    )
     assert res.returncode == 3 and "refused the token" in res.stderr
     assert not stored.exists() or "provider_3arunpod" not in stored.read_text()  # keyrings.alt escapes ':'
 
-    res = gpu_tui(tmp_path, runpod, "provider", "login", "runpod", "--token-stdin", stdin="rp-key\n", token="",
-                  keyring=file_keyring)
+    res = gpu_tui(
+        tmp_path,
+        runpod,
+        "provider",
+        "login",
+        "runpod",
+        "--token-stdin",
+        stdin="rp-key\n",
+        token="",
+        keyring=file_keyring,
+    )
     assert res.returncode == 0, res.stderr
     assert "provider_3arunpod" in stored.read_text() and base64.b64encode(b"rp-key").decode() in stored.read_text()
     assert "rp-key" not in res.stdout + res.stderr
@@ -137,7 +168,8 @@ def _entry(tmp: Path, name: str, provider_id: str, host: str, port: int, key: Pa
     (tmp / "config.toml").write_text(
         f'[settings]\nconnect_timeout_seconds = 3.0\n\n[[instances]]\nname = "{name}"\nhost = "{host}"\n'
         f'port = {port}\nprovider = "runpod"\nprovider_id = "{provider_id}"\nhourly_rate = 0.74\n'
-        f'currency = "$"\nidentity_file = "{key}"\n')
+        f'currency = "$"\nidentity_file = "{key}"\n'
+    )
 
 
 def test_start_waits_for_ssh_and_refreshes_the_endpoint(sshd_factory, runpod: ProviderServer, tmp_path: Path) -> None:
@@ -200,7 +232,9 @@ async def test_start_and_api_stop_for_vast_and_autodl(provider: str, sshd_factor
         started = await start_instance(inst, client, progress=lines.append, poll=0.2)
         assert started.ok, started.detail
         assert started.instance is not None and (started.instance.ssh_host, started.instance.ssh_port) == (
-            box.host, box.port)
+            box.host,
+            box.port,
+        )
         assert box.is_running and any("starting" in line for line in lines)
         stopped = await stop_via_api(inst, client, poll=0.2)
         assert stopped.stopped and "verified by the" in stopped.detail, stopped.detail
@@ -221,13 +255,18 @@ async def test_start_and_api_stop_for_vast_and_autodl(provider: str, sshd_factor
 def test_import_autodl_pro_in_yuan_writes_no_currency(tmp_path: Path) -> None:
     srv = ProviderServer("autodl", token="dev-token").start()
     try:
-        srv.add("pro-abc123", name="西北B区 4090", state="running", ssh=("connect.westb.seetacloud.com", 23456),
-                price=1.98)
+        srv.add(
+            "pro-abc123", name="西北B区 4090", state="running", ssh=("connect.westb.seetacloud.com", 23456), price=1.98
+        )
         res = gpu_tui(tmp_path, srv, "import", "autodl", "pro-abc123", "--json")
         assert res.returncode == 0, res.stderr
         inst = load_settings(tmp_path / "config.toml").instances[0]
         assert (inst.host, inst.port, inst.provider, inst.provider_id) == (
-            "connect.westb.seetacloud.com", 23456, "autodl", "pro-abc123")
+            "connect.westb.seetacloud.com",
+            23456,
+            "autodl",
+            "pro-abc123",
+        )
         assert inst.hourly_rate == pytest.approx(1.98) and inst.currency is None  # ¥, as settings
         assert "never-read-this" not in (tmp_path / "config.toml").read_text() + res.stdout  # root_password
         res = gpu_tui(tmp_path, srv, "import", "autodl", "nope")
@@ -245,8 +284,14 @@ def test_import_on_a_terminal_without_ids_asks_which(runpod: ProviderServer, tmp
     try:
         os.write(master, b"2\n")
         env = {**cli_env(tmp_path), **provider_env(runpod)}
-        res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "config.toml"),
-                              "import", "runpod"], stdin=slave, capture_output=True, text=True, env=env, timeout=60)
+        res = subprocess.run(
+            [sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "config.toml"), "import", "runpod"],
+            stdin=slave,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
     finally:
         os.close(master)
         os.close(slave)

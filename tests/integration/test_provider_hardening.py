@@ -107,8 +107,13 @@ async def test_a_redirect_to_another_host_is_refused_and_the_token_stays() -> No
     first = LoopbackServer(("127.0.0.1", 0), Redirect)
     threading.Thread(target=first.serve_forever, daemon=True).start()
     try:
-        api = JsonApi("Vast.ai", f"http://127.0.0.1:{first.server_address[1]}", {"Authorization": "Bearer VSECRET"},
-                      timeout=2, retries=0)
+        api = JsonApi(
+            "Vast.ai",
+            f"http://127.0.0.1:{first.server_address[1]}",
+            {"Authorization": "Bearer VSECRET"},
+            timeout=2,
+            retries=0,
+        )
         with pytest.raises(RemoteError):
             await api.request("GET", "/instances/")
         assert seen == []  # the other host never saw the token
@@ -126,29 +131,59 @@ async def test_a_base_url_that_is_no_url_is_one_line() -> None:
 
 def test_ports_from_an_api() -> None:
     assert [port_of(v) for v in (22, "2222", " 22 ", "abc", None, 0, 70000, True, 22.5)] == [
-        22, 2222, 22, None, None, None, None, None, None]
+        22,
+        2222,
+        22,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ]
 
 
 def test_start_refuses_a_timeout_before_powering_anything_on(tmp_path: Path) -> None:
     cfg = tmp_path / "config.toml"
     cfg.write_text('[[instances]]\nname = "v"\nhost = "h"\nprovider = "vast"\nprovider_id = "123"\n')
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "d"),
-           "XDG_STATE_HOME": str(tmp_path / "s"), "XDG_CONFIG_HOME": str(tmp_path / "c"),
-           "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
-           "GPU_TUI_PASSWORD_PROVIDER_VAST": "tok", "GPU_TUI_VAST_API": "http://127.0.0.1:9"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "d"),
+        "XDG_STATE_HOME": str(tmp_path / "s"),
+        "XDG_CONFIG_HOME": str(tmp_path / "c"),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        "GPU_TUI_PASSWORD_PROVIDER_VAST": "tok",
+        "GPU_TUI_VAST_API": "http://127.0.0.1:9",
+    }
     for value in ("-1", "nan", "0"):
-        res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(cfg), "start", "v", "--timeout", value],
-                             capture_output=True, text=True, env=env, timeout=60)
+        res = subprocess.run(
+            [sys.executable, "-m", "gpu_tui", "--config", str(cfg), "start", "v", "--timeout", value],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
         assert res.returncode == 2 and "--timeout" in res.stderr and "Traceback" not in res.stderr, res.stderr
 
 
 def test_input_that_ends_at_a_prompt_is_one_line(tmp_path: Path) -> None:
     """Ctrl+D (or a closed stdin) where `provider login` asks for the token."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "d"),
-           "XDG_STATE_HOME": str(tmp_path / "s"), "XDG_CONFIG_HOME": str(tmp_path / "c"),
-           "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path / "d"),
+        "XDG_STATE_HOME": str(tmp_path / "s"),
+        "XDG_CONFIG_HOME": str(tmp_path / "c"),
+        "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+    }
     (tmp_path / "config.toml").write_text("")
-    res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "config.toml"), "provider",
-                          "login", "vast"], stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env,
-                         timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--config", str(tmp_path / "config.toml"), "provider", "login", "vast"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert "Traceback" not in res.stderr and res.returncode == 2, res.stderr

@@ -42,8 +42,14 @@ def test_shutdown_all_with_one_already_down(sshd_factory, tmp_path: Path) -> Non
 
 
 def test_failing_shutdown_command_is_loud(sshd_instance, tmp_path: Path) -> None:
-    res = run_gpu_tui(tmp_path, [sshd_instance], "shutdown", sshd_instance.name, "--yes",
-                      config_extra='shutdown_command = "echo no power for you >&2; exit 4"\n')
+    res = run_gpu_tui(
+        tmp_path,
+        [sshd_instance],
+        "shutdown",
+        sshd_instance.name,
+        "--yes",
+        config_extra='shutdown_command = "echo no power for you >&2; exit 4"\n',
+    )
     assert res.returncode == 3
     assert "the shutdown command failed (exit 4): no power for you" in res.stderr
     assert sshd_instance.is_running and not sshd_instance.powered_off

@@ -37,8 +37,13 @@ def wait_job(tmp: Path, inst, job_id: str, states: set[str], timeout: float = 60
         seen[0] = jobs(tmp, inst).get(job_id)
         return seen[0] if seen[0] is not None and seen[0]["state"] in states and where(seen[0]) else None
 
-    return until_sync(reached, timeout, what=f"job {job_id} in {sorted(states)}", step=0.3,
-                      detail=lambda: f"the job: {seen[0]}; queue: {queue_states()}")
+    return until_sync(
+        reached,
+        timeout,
+        what=f"job {job_id} in {sorted(states)}",
+        step=0.3,
+        detail=lambda: f"the job: {seen[0]}; queue: {queue_states()}",
+    )
 
 
 def submit(tmp: Path, inst, *args: str, extra: str = SLURM) -> str:
@@ -49,9 +54,17 @@ def submit(tmp: Path, inst, *args: str, extra: str = SLURM) -> str:
 
 @CLUSTER
 def test_submit_runs_on_the_node_with_its_gpus_and_reads_the_log(sshd_instance, tmp_path: Path) -> None:
-    job_id = submit(tmp_path, sshd_instance, "--gpus", "2", "--name", "train", "--",
-                    'echo "gpus=$CUDA_VISIBLE_DEVICES slurm=$SLURM_JOB_ID"; for i in 1 2 3; do '
-                    'echo "step $i/3 | loss 0.$((4 - i))"; done')
+    job_id = submit(
+        tmp_path,
+        sshd_instance,
+        "--gpus",
+        "2",
+        "--name",
+        "train",
+        "--",
+        'echo "gpus=$CUDA_VISIBLE_DEVICES slurm=$SLURM_JOB_ID"; for i in 1 2 3; do '
+        'echo "step $i/3 | loss 0.$((4 - i))"; done',
+    )
     job = wait_job(tmp_path, sshd_instance, job_id, {"succeeded", "failed"})
     assert job["state"] == "succeeded", job
     assert job["scheduler_job_id"] and job["scheduler_job_id"].isdigit()
@@ -65,10 +78,18 @@ def test_submit_runs_on_the_node_with_its_gpus_and_reads_the_log(sshd_instance, 
 
 @CLUSTER
 def test_pending_with_reason_then_stop_both(sshd_instance, tmp_path: Path) -> None:
-    holder = submit(tmp_path, sshd_instance, "--gpus", "2", "--name", "holder", "--",
-                    "python3 -c \"import signal, sys, time\n"
-                    "def bye(*_):\n    print('checkpoint saved', flush=True); sys.exit(3)\n"
-                    "signal.signal(signal.SIGINT, bye)\nprint('training', flush=True)\ntime.sleep(600)\"")
+    holder = submit(
+        tmp_path,
+        sshd_instance,
+        "--gpus",
+        "2",
+        "--name",
+        "holder",
+        "--",
+        'python3 -c "import signal, sys, time\n'
+        "def bye(*_):\n    print('checkpoint saved', flush=True); sys.exit(3)\n"
+        "signal.signal(signal.SIGINT, bye)\nprint('training', flush=True)\ntime.sleep(600)\"",
+    )
     wait_job(tmp_path, sshd_instance, holder, {"running"})
     waiter = submit(tmp_path, sshd_instance, "--gpus", "1", "--name", "waiter", "--", "echo never")
     # SLURM says `None` until its scheduler has looked at the job (a moment after sbatch)
@@ -127,8 +148,9 @@ def test_config_defaults_apply(sshd_instance, tmp_path: Path) -> None:
 def test_plain_instance_gpus_and_refusals(sshd_factory, tmp_path: Path) -> None:
     inst = sshd_factory("plain", gpus=4)
     job_id = submit(tmp_path, inst, "--gpus", "2", "--", 'echo "cvd=$CUDA_VISIBLE_DEVICES"', extra="")
-    until_sync(lambda: "cvd=" in cli(tmp_path, inst, "logs", inst.name, job_id, extra="").stdout, 30,
-               what="the job's output")
+    until_sync(
+        lambda: "cvd=" in cli(tmp_path, inst, "logs", inst.name, job_id, extra="").stdout, 30, what="the job's output"
+    )
     out = cli(tmp_path, inst, "logs", inst.name, job_id, extra="").stdout
     picked = out.split("cvd=", 1)[1].split()[0].split(",")
     assert len(picked) == 2 and all(p.isdigit() and int(p) < 4 for p in picked)
@@ -161,19 +183,24 @@ async def test_dashboard_gpus_come_from_inside_the_running_jobs_allocation(
     host = ssh_host(inst, tmp_path)
     cfg = InstanceConfig(name="login", host=inst.host, port=inst.port, scheduler="slurm")
     events: list = []
-    mon = monitor_mod.HostMonitor(host, events.append, refresh_seconds=0.3, stats_seconds=5,
-                                  gpu_scope=slurm.gpu_scope(host))
+    mon = monitor_mod.HostMonitor(
+        host, events.append, refresh_seconds=0.3, stats_seconds=5, gpu_scope=slurm.gpu_scope(host)
+    )
     task = asyncio.create_task(mon.run())
     try:
+
         def no_job() -> bool:
-            return any(isinstance(e, GpuErrorChanged) and e.error and e.error.kind is GpuErrorKind.NO_JOB
-                       for e in events)
+            return any(
+                isinstance(e, GpuErrorChanged) and e.error and e.error.kind is GpuErrorKind.NO_JOB for e in events
+            )
+
         await until(no_job, 30, what="the no-running-job note")
         assert not any(isinstance(e, GpuFrameReceived) for e in events)
 
         await host.connect()
-        req = await jobsvc.start_job(host, cfg, JobRequest(id=new_job_id(), command="sleep 120", name="gpuwatch"),
-                                     RunAsk(gpus=1))
+        req = await jobsvc.start_job(
+            host, cfg, JobRequest(id=new_job_id(), command="sleep 120", name="gpuwatch"), RunAsk(gpus=1)
+        )
         await until(lambda: any(isinstance(e, GpuFrameReceived) for e in events), 60, what="a frame via srun")
         # nvidia-smi runs as a step of that job (srun --overlap), not on the login node
         steps = subprocess.run(["squeue", "-s", "-h", "-o", "%i %j"], capture_output=True, text=True).stdout
@@ -181,8 +208,15 @@ async def test_dashboard_gpus_come_from_inside_the_running_jobs_allocation(
         job = facts[req.id].scheduler_job_id
         assert any(line.startswith(f"{job}.") and line.endswith(" nvidia-smi") for line in steps.splitlines()), steps
         await jobsvc.stop_job(host, cfg, req.id)
-        await until(lambda: isinstance(events[-1], GpuErrorChanged) and events[-1].error is not None
-                    and events[-1].error.kind is GpuErrorKind.NO_JOB, 60, what="the note again once it ended")
+        await until(
+            lambda: (
+                isinstance(events[-1], GpuErrorChanged)
+                and events[-1].error is not None
+                and events[-1].error.kind is GpuErrorKind.NO_JOB
+            ),
+            60,
+            what="the note again once it ended",
+        )
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

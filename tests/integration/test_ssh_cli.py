@@ -59,8 +59,12 @@ def run(
     argv: list[str], env: dict[str, str], stdin: bytes | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        argv, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True, env=env, timeout=timeout,
+        argv,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        env=env,
+        timeout=timeout,
     )
 
 
@@ -77,8 +81,13 @@ class PtyChild:
         self.before = termios.tcgetattr(self.slave)
         self.out = b""
         self.proc = subprocess.Popen(
-            argv, stdin=self.slave, stdout=self.slave, stderr=self.slave, env=env,
-            start_new_session=True, preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+            argv,
+            stdin=self.slave,
+            stdout=self.slave,
+            stderr=self.slave,
+            env=env,
+            start_new_session=True,
+            preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
         )
 
     def _read(self, timeout: float) -> bool:
@@ -337,8 +346,13 @@ def cmdlines() -> list[bytes]:
 
 def test_password_from_the_env_var_never_in_a_cmdline(sshd_instance, password_user, tmp_path: Path) -> None:
     argv, env = prepare(
-        tmp_path, password_config(sshd_instance, password_user.name), f"{sshd_instance.host_public_key_line}\n",
-        "ssh", "pw-box", "--", "echo started; sleep 2; whoami",
+        tmp_path,
+        password_config(sshd_instance, password_user.name),
+        f"{sshd_instance.host_public_key_line}\n",
+        "ssh",
+        "pw-box",
+        "--",
+        "echo started; sleep 2; whoami",
         env={env_var_name("pw-box"): password_user.password},
     )
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -357,8 +371,13 @@ def test_password_from_the_env_var_never_in_a_cmdline(sshd_instance, password_us
 
 def test_refused_login_asks_for_the_password_once_on_a_terminal(sshd_instance, password_user, tmp_path: Path) -> None:
     argv, env = prepare(
-        tmp_path, password_config(sshd_instance, password_user.name), f"{sshd_instance.host_public_key_line}\n",
-        "ssh", "pw-box", "--", "echo logged-in-as-$(whoami)",
+        tmp_path,
+        password_config(sshd_instance, password_user.name),
+        f"{sshd_instance.host_public_key_line}\n",
+        "ssh",
+        "pw-box",
+        "--",
+        "echo logged-in-as-$(whoami)",
     )
     child = PtyChild(argv, env)
     try:

@@ -12,8 +12,17 @@ from sshhelp import run_gpu_tui
 
 pytestmark = pytest.mark.sshd
 
-GPU_KEYS = {"index", "uuid", "name", "utilization_gpu", "memory_used_mib", "memory_total_mib",
-            "temperature_c", "power_draw_w", "power_limit_w"}
+GPU_KEYS = {
+    "index",
+    "uuid",
+    "name",
+    "utilization_gpu",
+    "memory_used_mib",
+    "memory_total_mib",
+    "temperature_c",
+    "power_draw_w",
+    "power_limit_w",
+}
 
 
 def run_cli(
@@ -29,8 +38,15 @@ def test_status_json_for_a_fleet(sshd_fleet, tmp_path: Path) -> None:
     assert [i["name"] for i in doc["instances"]] == [i.name for i in sshd_fleet]
     for inst in doc["instances"]:
         assert set(inst) == {
-            "name", "online", "error", "gpu_error", "hourly_rate", "currency", "uptime_seconds", "cost_so_far",
-            "gpus"
+            "name",
+            "online",
+            "error",
+            "gpu_error",
+            "hourly_rate",
+            "currency",
+            "uptime_seconds",
+            "cost_so_far",
+            "gpus",
         }
         assert inst["currency"] == "¥"  # the settings' (no instance has its own)
         assert inst["online"] is True and inst["error"] is None and inst["gpu_error"] is None

@@ -26,14 +26,28 @@ MB = 1024 * 1024
 class Cli:
     """`gpu-tui` for one instance: writes the config once, runs commands, returns results."""
 
-    def __init__(self, tmp: Path, inst, *, user: str = "root", key: bool = True, password: str | None = None,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        inst,
+        *,
+        user: str = "root",
+        key: bool = True,
+        password: str | None = None,
+        name: str | None = None,
+    ) -> None:
         self.tmp, self.inst, self.name = tmp, inst, name or inst.name
         tmp.mkdir(parents=True, exist_ok=True)
         self.config = tmp / "config.toml"
         lines = [
-            "[settings]", "connect_timeout_seconds = 5", "", "[[instances]]",
-            f'name = "{self.name}"', f'host = "{inst.host}"', f"port = {inst.port}", f'user = "{user}"',
+            "[settings]",
+            "connect_timeout_seconds = 5",
+            "",
+            "[[instances]]",
+            f'name = "{self.name}"',
+            f'host = "{inst.host}"',
+            f"port = {inst.port}",
+            f'user = "{user}"',
         ]
         if key:
             lines.append(f'identity_file = "{inst.client_key_path}"')
@@ -270,7 +284,8 @@ def test_sftp_fallback_when_the_instance_has_no_rsync(sshd_factory, tmp_path: Pa
     os.symlink("/bin/sh", nobin / "sh")
     # the first SetEnv that applies wins, and sshd's own comes later in a `Match User root` block
     inst.extra_config += [
-        "Match User root", f"    SetEnv PATH={nobin} HOME={inst.home()} GPU_TUI_FAKE_INSTANCE={inst.dir}"
+        "Match User root",
+        f"    SetEnv PATH={nobin} HOME={inst.home()} GPU_TUI_FAKE_INSTANCE={inst.dir}",
     ]
     inst.start()
     cli = Cli(tmp_path, inst)

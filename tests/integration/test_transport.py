@@ -104,7 +104,21 @@ async def test_frozen_link_is_detected_by_keepalive(sshd_instance, tmp_path: Pat
 
 
 NASTY = [
-    "", " ", "a b", "'", '"', "$(touch /tmp/pwned)", "`id`", "a;b", "x\ny", "\\", "*", "~", "-n", "ü 漢字", "$HOME"
+    "",
+    " ",
+    "a b",
+    "'",
+    '"',
+    "$(touch /tmp/pwned)",
+    "`id`",
+    "a;b",
+    "x\ny",
+    "\\",
+    "*",
+    "~",
+    "-n",
+    "ü 漢字",
+    "$HOME",
 ]
 
 
@@ -122,8 +136,12 @@ async def test_any_string_arrives_literally_over_ssh(sshd_instance, tmp_path: Pa
 
 @pytest.mark.parametrize(
     ("mode", "kind"),
-    [("driver_failed", GpuErrorKind.DRIVER_FAILED), ("version_mismatch", GpuErrorKind.VERSION_MISMATCH),
-     ("gpu_lost", GpuErrorKind.GPU_LOST), ("no_devices", GpuErrorKind.NO_GPU)],
+    [
+        ("driver_failed", GpuErrorKind.DRIVER_FAILED),
+        ("version_mismatch", GpuErrorKind.VERSION_MISMATCH),
+        ("gpu_lost", GpuErrorKind.GPU_LOST),
+        ("no_devices", GpuErrorKind.NO_GPU),
+    ],
 )
 async def test_sample_reports_gpu_error_states(sshd_factory, tmp_path: Path, mode: str, kind: GpuErrorKind) -> None:
     inst = sshd_factory("broken", mode=mode)

@@ -141,7 +141,7 @@ async def test_job_end_reaches_the_dashboard_within_5s_and_carries_its_log(sshd_
     try:
         await rec.wait(lambda: fleet.loops[cfg.name].live, what="the loop")
         cmd = (
-            "for i in 1 2 3; do echo \"step $i/3 loss 0.$i\"; sleep 0.3; done; sleep 1.5; "
+            'for i in 1 2 3; do echo "step $i/3 loss 0.$i"; sleep 0.3; done; sleep 1.5; '
             "echo 'torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB'; exit 3"
         )
         req = await jobsvc.start_job(host, cfg, JobRequest(id=new_job_id(), command=cmd))

@@ -55,8 +55,14 @@ async def test_add_asks_about_the_key_then_watches_the_new_instance(
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: state_of(app, "first") == "online")
         # a wrong password stays in the form and writes nothing
-        form = await fill(pilot, app, login=f"ssh -p {second.port} {password_user.name}@{second.host}",
-                          password="wrong", rate="1.5", name="second")
+        form = await fill(
+            pilot,
+            app,
+            login=f"ssh -p {second.port} {password_user.name}@{second.host}",
+            password="wrong",
+            rate="1.5",
+            name="second",
+        )
         await pilot.press("enter")
         await wait_for(pilot, lambda: on_top(app, TrustKeyScreen))
         await pilot.click("#trust")
@@ -71,8 +77,14 @@ async def test_add_asks_about_the_key_then_watches_the_new_instance(
         written = (tmp_path / "config.toml").read_text()
         assert written.startswith(text) and password_user.password not in written
         entry = tomllib.loads(written)["instances"][-1]
-        assert entry == {"name": "second", "host": second.host, "port": second.port, "user": password_user.name,
-                         "provider": "generic", "hourly_rate": 1.5}
+        assert entry == {
+            "name": "second",
+            "host": second.host,
+            "port": second.port,
+            "user": password_user.name,
+            "provider": "generic",
+            "hourly_rate": 1.5,
+        }
         assert "second" in app.fleet.views
         await wait_for(pilot, lambda: state_of(app, "second") == "online")  # the typed password, in memory
         assert app.fleet.burn_rate() == pytest.approx(3.0)
@@ -110,9 +122,9 @@ async def test_welcome_screen_adds_the_first_instance(sshd_instance, tmp_path: P
         await pilot.press("a")
         await wait_for(pilot, lambda: on_top(app, AddInstanceScreen))
         form = app.screen
-        form.query_one("#login", Input).value = (
-            f"ssh -p {sshd_instance.port} -i {sshd_instance.client_key_path} root@{sshd_instance.host}"
-        )
+        form.query_one(
+            "#login", Input
+        ).value = f"ssh -p {sshd_instance.port} -i {sshd_instance.client_key_path} root@{sshd_instance.host}"
         form.query_one("#install", Checkbox).value = False
         form.query_one("#save", Checkbox).value = False
         await pilot.press("enter")

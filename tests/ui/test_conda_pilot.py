@@ -149,8 +149,14 @@ async def test_check_env_picker(sshd_instance, tmp_path: Path) -> None:
         assert select.value == DEFAULT_ENV
         await wait_for(pilot, lambda: "to fix" in str(check.query_one("#checks", Static).render()), timeout=30)
         select.value = "py311"
-        await wait_for(pilot, lambda: "conda env py311" in str(check.query_one("#checks", Static).render())
-                       and "to fix" in str(check.query_one("#checks", Static).render()), timeout=30)
+        await wait_for(
+            pilot,
+            lambda: (
+                "conda env py311" in str(check.query_one("#checks", Static).render())
+                and "to fix" in str(check.query_one("#checks", Static).render())
+            ),
+            timeout=30,
+        )
         text = str(check.query_one("#checks", Static).render())
         assert "torch" in text
         await pilot.press("escape")

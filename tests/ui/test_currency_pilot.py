@@ -49,8 +49,9 @@ async def test_one_currency_fleet_bar_reads_as_before(inproc_fleet, tmp_path: Pa
 async def test_the_budget_counts_only_the_settings_currency(inproc_fleet, tmp_path: Path) -> None:
     fleet = await inproc_fleet(*PROFILES)
     shift = [0.0]
-    app = inproc_app(tmp_path, fleet, settings="budget_daily = 0.0001\n", keys=DOLLARS,
-                     clock=lambda: time.time() + shift[0])
+    app = inproc_app(
+        tmp_path, fleet, settings="budget_daily = 0.0001\n", keys=DOLLARS, clock=lambda: time.time() + shift[0]
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: all(v.stats is not None for v in app.fleet.views.values()))
         billing = app.dashboard._opened.billing

@@ -27,8 +27,9 @@ async def test_fit_screen_follows_the_inputs_and_the_fleet() -> None:
     async with app.run_test(size=(80, 24)) as pilot:
         dash = app.dashboard
         # every demo instance that streams GPUs has reported once (the broken one never does)
-        await wait_for(pilot, lambda: sum(v.frame is not None for v in dash.fleet.views.values()) >= 5,
-                       what="the demo's GPUs")
+        await wait_for(
+            pilot, lambda: sum(v.frame is not None for v in dash.fleet.views.values()) >= 5, what="the demo's GPUs"
+        )
         await pilot.press("v")
         await wait_for(pilot, lambda: isinstance(app.screen, FitScreen), what="the fit screen")
         await wait_for(pilot, lambda: "7.62B parameters" in shown(app, "fit-result"), what="qwen2.5-7b's estimate")
@@ -48,14 +49,24 @@ async def test_fit_screen_follows_the_inputs_and_the_fleet() -> None:
         assert "no card seen so far holds it on one GPU" in shown(app, "fit-result")
 
         app.screen.query_one("#dtype", Select).value = "int4"  # 32.9 + 6.6 + 1.25 GiB: an 80 GB card
-        await wait_for(pilot, lambda: " yes " in [ln for ln in shown(app, "fit-result").splitlines()
-                                                  if ln.startswith(" runpod-h100x8") or ln.startswith("runpod")][0],
-                       what="int4 fitting the H100")
+        await wait_for(
+            pilot,
+            lambda: (
+                " yes "
+                in [
+                    ln
+                    for ln in shown(app, "fit-result").splitlines()
+                    if ln.startswith(" runpod-h100x8") or ln.startswith("runpod")
+                ][0]
+            ),
+            what="int4 fitting the H100",
+        )
 
         model.value = "llama-3.1-70"  # half typed: said, the last estimate stays
         error = app.screen.query_one("#fit-error", Static)
-        await wait_for(pilot, lambda: error.display and "unknown model 'llama-3.1-70'" in str(error.content),
-                       what="the refusal")
+        await wait_for(
+            pilot, lambda: error.display and "unknown model 'llama-3.1-70'" in str(error.content), what="the refusal"
+        )
         assert "70.55B parameters" in shown(app, "fit-result")
 
         await pilot.press("escape")

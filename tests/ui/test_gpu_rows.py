@@ -18,8 +18,14 @@ def real_rows(rel: str) -> list:
 
 @pytest.mark.parametrize("width", [78, 118, 158])  # 80/120/160 columns less the panel's padding
 @pytest.mark.parametrize(
-    "rel", ["device/query-nounits.txt", "device/idle-after.txt", "cases/query-gpu/eight-gpu-a100.txt",
-            "cases/query-gpu/rtx4090-with-units.txt", "cases/query-gpu/not-supported-every-column.txt"]
+    "rel",
+    [
+        "device/query-nounits.txt",
+        "device/idle-after.txt",
+        "cases/query-gpu/eight-gpu-a100.txt",
+        "cases/query-gpu/rtx4090-with-units.txt",
+        "cases/query-gpu/not-supported-every-column.txt",
+    ],
 )
 def test_rows_fit_and_align(rel: str, width: int) -> None:
     gpus = real_rows(rel)

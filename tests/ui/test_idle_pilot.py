@@ -14,8 +14,9 @@ from waiting import wait_for
 async def test_idle_instance_is_called_out(inproc_fleet, tmp_path: Path) -> None:
     fleet = await inproc_fleet(steady("idle", 7), steady("busy", 100))
     shift = [0.0]
-    app = inproc_app(tmp_path, fleet, settings="idle_util_percent = 10\nidle_minutes = 15\n",
-                     clock=lambda: time.time() + shift[0])
+    app = inproc_app(
+        tmp_path, fleet, settings="idle_util_percent = 10\nidle_minutes = 15\n", clock=lambda: time.time() + shift[0]
+    )
     notes = lambda: [n.message for n in app._notifications]  # noqa: E731
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(

@@ -47,9 +47,9 @@ async def test_run_form_log_screen_and_the_end_alert(sshd_instance, tmp_path: Pa
         await wait_for(pilot, lambda: len(select._options) > 1)  # the instance's conda envs arrived
         assert {"base", "llm", "py311"} <= {value for _, value in select._options if value != NO_ENV}
         select.value = "llm"
-        form.query_one("#command", Input).value = (
-            "for i in 1 2 3 4 5 6; do echo \"step $i loss 0.$i $CONDA_DEFAULT_ENV\"; sleep 0.4; done"
-        )
+        form.query_one(
+            "#command", Input
+        ).value = 'for i in 1 2 3 4 5 6; do echo "step $i loss 0.$i $CONDA_DEFAULT_ENV"; sleep 0.4; done'
         form.query_one("#name", Input).value = "train"
         await pilot.click("#start")
         await wait_for(pilot, lambda: not isinstance(app.screen, RunJobScreen))

@@ -26,8 +26,9 @@ ROW_CELLS = sum(WIDTHS) + 2 * (len(WIDTHS) - 1)
 
 def demo_app(language_setting: str | None = None, *, language: str | None = None) -> GpuTuiApp:
     settings = parse_settings(f'[settings]\nlanguage = "{language_setting}"\n') if language_setting else None
-    return build_app(demo_source(seed=0, clock=lambda: FIXED_CLOCK), settings, clock=lambda: FIXED_CLOCK,
-                     language=language)
+    return build_app(
+        demo_source(seed=0, clock=lambda: FIXED_CLOCK), settings, clock=lambda: FIXED_CLOCK, language=language
+    )
 
 
 def screen_lines(app: GpuTuiApp) -> list[str]:

@@ -28,8 +28,14 @@ async def test_a_gbk_job_in_the_watch_loop_and_the_log_screen(sshd_instance, tmp
     (home / "part2").write_bytes(data[split:] + b"\n")
     cli_dir = tmp_path / "cli"
     cli_dir.mkdir()
-    started = run_gpu_tui(cli_dir, [sshd_instance], "run", sshd_instance.name, "--",
-                          "cat ~/part1; while [ ! -f ~/go ]; do sleep 0.1; done; cat ~/part2; exit 134")
+    started = run_gpu_tui(
+        cli_dir,
+        [sshd_instance],
+        "run",
+        sshd_instance.name,
+        "--",
+        "cat ~/part1; while [ ! -f ~/go ]; do sleep 0.1; done; cat ~/part2; exit 134",
+    )
     assert started.returncode == 0, started.stderr
     job_id = started.stdout.strip()
 

@@ -15,12 +15,16 @@ from pilothelp import inproc_app, steady
 from waiting import wait_for
 
 
-@pytest.mark.parametrize(("language", "loader_words", "advice_words"), [
-    ("en", "the data loader is the bottleneck", "num_workers"),
-    ("zh-CN", "数据加载", "num_workers"),
-])
-async def test_low_util_advice_in_the_host_panel(inproc_fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                 language: str, loader_words: str, advice_words: str) -> None:
+@pytest.mark.parametrize(
+    ("language", "loader_words", "advice_words"),
+    [
+        ("en", "the data loader is the bottleneck", "num_workers"),
+        ("zh-CN", "数据加载", "num_workers"),
+    ],
+)
+async def test_low_util_advice_in_the_host_panel(
+    inproc_fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, language: str, loader_words: str, advice_words: str
+) -> None:
     monkeypatch.delenv("GPU_TUI_LANG", raising=False)  # the config's language decides
     # the simulated CPU swings around its level: this high, every reading is pinned at 99%
     starved = dataclasses.replace(steady("starved", 15), cpu_level=300.0)
@@ -43,9 +47,13 @@ async def test_idle_event_is_sent_once_to_the_configured_webhook(inproc_fleet, t
     fleet = await inproc_fleet(steady("idle", 1))
     shift = [0.0]
     with notify_server() as srv:
-        app = inproc_app(tmp_path, fleet, settings="idle_minutes = 15\n",
-                         keys=f'\n[notify]\nurls = ["json://127.0.0.1:{srv.port}/hook"]\nevents = ["idle"]\n',
-                         clock=lambda: time.time() + shift[0])
+        app = inproc_app(
+            tmp_path,
+            fleet,
+            settings="idle_minutes = 15\n",
+            keys=f'\n[notify]\nurls = ["json://127.0.0.1:{srv.port}/hook"]\nevents = ["idle"]\n',
+            clock=lambda: time.time() + shift[0],
+        )
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_for(pilot, lambda: app.fleet.views["idle"].idle_seconds(app.clock()) is not None)
             assert srv.requests == []
@@ -67,12 +75,18 @@ async def test_unreachable_event_names_the_instance_and_is_sent_once(inproc_flee
     shift = [0.0]
     with notify_server() as srv:
         gone = f'\n[[instances]]\nname = "gone"\nhost = "127.0.0.1"\nport = {port}\n'
-        notify = (f'\n[notify]\nurls = ["json://127.0.0.1:{srv.port}/hook"]\nevents = ["unreachable"]\n'
-                  "unreachable_minutes = 10\n")
+        notify = (
+            f'\n[notify]\nurls = ["json://127.0.0.1:{srv.port}/hook"]\nevents = ["unreachable"]\n'
+            "unreachable_minutes = 10\n"
+        )
         app = inproc_app(tmp_path, fleet, keys=gone + notify, clock=lambda: time.time() + shift[0])
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_for(pilot, lambda: app.fleet.views["gone"].shown_state == "offline"
-                           and app.fleet.views["up"].shown_state == "online")
+            await wait_for(
+                pilot,
+                lambda: (
+                    app.fleet.views["gone"].shown_state == "offline" and app.fleet.views["up"].shown_state == "online"
+                ),
+            )
             rules = app.dashboard.alerts._rules
             assert rules is not None
             await wait_for(pilot, lambda: "gone" in rules._down_since)  # the targets are loaded; a tick saw it down

@@ -24,9 +24,11 @@ async def test_p_powers_the_stopped_instance_on(sshd_factory, tmp_path: Path, mo
         env = provider_env(srv)
         for key in ("GPU_TUI_RUNPOD_API", "GPU_TUI_RUNPOD_GRAPHQL"):
             monkeypatch.setenv(key, env[key])
-        text = (f'[settings]\nconnect_timeout_seconds = 2.0\nrefresh_seconds = 0.5\n\n[[instances]]\nname = "pod"\n'
-                f'host = "{box.host}"\nport = {box.port}\nprovider = "runpod"\nprovider_id = "podppp"\n'
-                f'hourly_rate = 0.69\nidentity_file = "{box.client_key_path}"\n')
+        text = (
+            f'[settings]\nconnect_timeout_seconds = 2.0\nrefresh_seconds = 0.5\n\n[[instances]]\nname = "pod"\n'
+            f'host = "{box.host}"\nport = {box.port}\nprovider = "runpod"\nprovider_id = "podppp"\n'
+            f'hourly_rate = 0.69\nidentity_file = "{box.client_key_path}"\n'
+        )
         settings = parse_settings(text)
         paths = _paths(tmp_path)
         paths.app_known_hosts.write_text(f"{box.host_public_key_line}\n")
@@ -46,8 +48,10 @@ async def test_p_powers_the_stopped_instance_on(sshd_factory, tmp_path: Path, mo
 
 async def test_no_token_no_key(sshd_factory, tmp_path: Path) -> None:
     box = sshd_factory("pod-q")
-    text = (f'[[instances]]\nname = "pod"\nhost = "{box.host}"\nport = {box.port}\nprovider = "runpod"\n'
-            f'provider_id = "x"\nidentity_file = "{box.client_key_path}"\n')
+    text = (
+        f'[[instances]]\nname = "pod"\nhost = "{box.host}"\nport = {box.port}\nprovider = "runpod"\n'
+        f'provider_id = "x"\nidentity_file = "{box.client_key_path}"\n'
+    )
     settings = parse_settings(text)
     app = build_app(config_source(settings, _paths(tmp_path), SecretStore(environ={})), settings)
     async with app.run_test(size=(80, 24)) as pilot:

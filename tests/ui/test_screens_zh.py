@@ -103,16 +103,20 @@ def labels_fit(screen: Screen[Any]) -> None:
 
 async def test_welcome() -> None:
     async with hosted(lambda: WelcomeScreen("/root/.config/gpu-tui/config.toml")) as (app, _pilot):
-        check(app, ["欢迎使用 gpu-tui", "演示实例 (d)", "本机", "添加实例"],
-              ["Welcome", "Demo fleet", "Add an instance"])
+        check(
+            app, ["欢迎使用 gpu-tui", "演示实例 (d)", "本机", "添加实例"], ["Welcome", "Demo fleet", "Add an instance"]
+        )
 
 
 async def test_add_form(tmp_path: Path) -> None:
     paths = Paths(tmp_path / "config.toml", tmp_path / "data", tmp_path / "log", tmp_path / "no-ssh", tmp_path / "kh")
     onboarder = Onboarder(parse_settings(""), paths, SecretStore(environ={}))
     async with hosted(lambda: AddInstanceScreen(onboarder)) as (app, pilot):
-        check(app, ["添加实例", "登录命令", "¥/时", "按主机地址判断", "测试并添加", "系统钥匙串"],
-              ["Login", "Password", "Test and add", "keyring", "Provider"])
+        check(
+            app,
+            ["添加实例", "登录命令", "¥/时", "按主机地址判断", "测试并添加", "系统钥匙串"],
+            ["Login", "Password", "Test and add", "keyring", "Provider"],
+        )
         labels_fit(app.screen)
         app.screen.query_one("#login", Input).value = "ssh -p 22 root@box.example"
         app.screen.query_one("#name", Input).value = "no spaces please"
@@ -122,15 +126,23 @@ async def test_add_form(tmp_path: Path) -> None:
 
 
 async def test_edit_form() -> None:
-    inst = InstanceConfig(name="box", host="box.example", port=2222, hourly_rate=1.98,
-                          sync=SyncConfig(local="/home/me/proj", exclude=(".git",)))
+    inst = InstanceConfig(
+        name="box",
+        host="box.example",
+        port=2222,
+        hourly_rate=1.98,
+        sync=SyncConfig(local="/home/me/proj", exclude=(".git",)),
+    )
 
     def refuse(_name: str, _fields: dict[str, Any]) -> InstanceConfig:
         raise ConfigError("no")
 
     async with hosted(lambda: EditInstanceScreen(inst, refuse)) as (app, _pilot):
-        check(app, ["编辑 box", "每小时价格", "本地同步目录", "远程同步目录", "保存", "取消"],
-              ["Price/hour", "Sync local", "Save", "Workdir"])
+        check(
+            app,
+            ["编辑 box", "每小时价格", "本地同步目录", "远程同步目录", "保存", "取消"],
+            ["Price/hour", "Sync local", "Save", "Workdir"],
+        )
         labels_fit(app.screen)
 
 
@@ -143,13 +155,15 @@ async def test_run_job_form() -> None:
 
     async with hosted(lambda: RunJobScreen("box", "/root/autodl-tmp", no_conda, start)) as (app, pilot):
         await pilot.pause(0.3)
-        check(app, ["在 box 上运行任务", "命令", "conda 环境", "(不用 conda 环境)", "开始"],
-              ["Command", "Directory", "Start", "no conda env"])
+        check(
+            app,
+            ["在 box 上运行任务", "命令", "conda 环境", "(不用 conda 环境)", "开始"],
+            ["Command", "Directory", "Start", "no conda env"],
+        )
         labels_fit(app.screen)
         await pilot.press("enter")  # no command yet
         await pilot.pause()
         check(app, ["请先输入要运行的命令"], ["Type the command"])
-
 
 
 async def test_run_job_form_on_a_slurm_login_node() -> None:
@@ -164,6 +178,7 @@ async def test_run_job_form_on_a_slurm_login_node() -> None:
         check(app, ["在 lab 上运行任务", "GPU", "分区", "时限"], ["Partition", "tmux attach"])
         labels_fit(app.screen)
 
+
 async def test_confirm_help_hostkey_password() -> None:
     async with hosted(lambda: ConfirmScreen("停止任务?", yes="停止")) as (app, _pilot):
         check(app, ["停止 (y)", "否 (n)", "[footer] 否  否  是"], ["No (n)", "Yes"])
@@ -176,8 +191,11 @@ async def test_confirm_help_hostkey_password() -> None:
     async with hosted(lambda: TrustKeyScreen("box", "box.example:22", fp, False)) as (app, _pilot):
         check(app, ["未知主机密钥", "之前没有连接过 box.example:22"], ["Unknown host key", "seen before"])
     async with hosted(lambda: PasswordScreen("box", "root@box.example:22", None, can_save=True)) as (app, pilot):
-        check(app, ["box 的密码", "服务商控制台里的密码", "存入系统钥匙串", "连接"],
-              ["Password for", "Connect", "keyring"])
+        check(
+            app,
+            ["box 的密码", "服务商控制台里的密码", "存入系统钥匙串", "连接"],
+            ["Password for", "Connect", "keyring"],
+        )
         await pilot.press("enter")  # nothing typed
         await pilot.pause()
         assert any("请先输入密码" in str(n.message) for n in app._notifications)
@@ -185,17 +203,23 @@ async def test_confirm_help_hostkey_password() -> None:
 
 async def test_power_screens() -> None:
     async with hosted(lambda: QuitGuardScreen(["autodl-4090", "h100-box"], "¥11.98/时", can_pull=True)) as (app, _p):
-        check(app, ["仍在计费", "autodl-4090, h100-box", "退出 gpu-tui 不会让它们关机", "返回 (esc)", "全部关机"],
-              ["still billing", "Quit anyway", "Stay", "Shut all down"])
+        check(
+            app,
+            ["仍在计费", "autodl-4090, h100-box", "退出 gpu-tui 不会让它们关机", "返回 (esc)", "全部关机"],
+            ["still billing", "Quit anyway", "Stay", "Shut all down"],
+        )
     async with hosted(lambda: ShutdownConfirmScreen(Text("关机 box?"), can_pull=True)) as (app, _p):
         check(app, ["先下载结果再关机 (p)", "关机 (y)", "取消 (n)"], ["Shut down", "Cancel", "Pull"])
-    results = [ShutdownResult("a-box", True, "stopped (verified in 1.2 s)", 1.2),
-               ShutdownResult("b", False, "shutdown failed: refused", 0.5)]
+    results = [
+        ShutdownResult("a-box", True, "stopped (verified in 1.2 s)", 1.2),
+        ShutdownResult("b", False, "shutdown failed: refused", 0.5),
+    ]
     async with hosted(lambda: ShutdownReportScreen(results)) as (app, _pilot):
         text = check(app, ["1 个没有关机: 可能仍在计费", "关闭 (enter)"], ["NOT shut down", "Close"])
         # the marks are as wide as each other: the names line up
-        assert text.index("正常  a-box") - text.rfind("\n", 0, text.index("正常")) == \
-            text.index("失败  b") - text.rfind("\n", 0, text.index("失败  b"))
+        assert text.index("正常  a-box") - text.rfind("\n", 0, text.index("正常")) == text.index(
+            "失败  b"
+        ) - text.rfind("\n", 0, text.index("失败  b"))
 
 
 async def test_cost_screen(tmp_path: Path) -> None:
@@ -204,8 +228,11 @@ async def test_cost_screen(tmp_path: Path) -> None:
         ledger.observe("autodl-4090", 7200, 1.98, now)
         ledger.observe("h100-box", 5 * 3600, 10.0, now - 2 * 86400)
     async with hosted(lambda: CostScreen(Billing(tmp_path / "ledger.sqlite3"), "¥", lambda: now)) as (app, _pilot):
-        text = check(app, ["花费", "实例", "单价", "今天", "本周", "本月", "累计", "合计", "每天花费 ¥, 近 14 天"],
-                     ["instance", "today", "all time", "per day", "total"])
+        text = check(
+            app,
+            ["花费", "实例", "单价", "今天", "本周", "本月", "累计", "合计", "每天花费 ¥, 近 14 天"],
+            ["instance", "today", "all time", "per day", "total"],
+        )
         assert all(cell_len(line) <= 80 for line in text.splitlines())
 
 
@@ -219,12 +246,16 @@ class PathsHost(StubHost):
 
 
 async def test_sync_screen(tmp_path: Path) -> None:
-    inst = InstanceConfig(name="box", host="box.example", workdir="/root/autodl-tmp",
-                          sync=SyncConfig(local=str(tmp_path)))
+    inst = InstanceConfig(
+        name="box", host="box.example", workdir="/root/autodl-tmp", sync=SyncConfig(local=str(tmp_path))
+    )
     async with hosted(lambda: SyncScreen(inst, PathsHost())) as (app, pilot):
         await pilot.pause(0.2)
-        check(app, ["同步 box", "本地  ", "远程  box:/root/autodl-tmp", "排除 .git", "上传  本地 → 远程",
-                    "接收端不会删除"], ["LOCAL", "REMOTE", "exclude", "Push", "Pull", "nothing is deleted"])
+        check(
+            app,
+            ["同步 box", "本地  ", "远程  box:/root/autodl-tmp", "排除 .git", "上传  本地 → 远程", "接收端不会删除"],
+            ["LOCAL", "REMOTE", "exclude", "Push", "Pull", "nothing is deleted"],
+        )
 
 
 # ----- from the demo fleet
@@ -241,6 +272,7 @@ async def wait_screen(pilot: Any, kind: type, pred: Callable[[], bool] = lambda:
 async def test_demo_screens() -> None:
     app = build_app(demo_source(seed=0, clock=lambda: FIXED_CLOCK), clock=lambda: FIXED_CLOCK)
     async with app.run_test(size=SIZE) as pilot:
+
         def ready() -> bool:  # the first instance (autodl-4090-train) is up with its GPU and its job
             fleet = app.dashboard.fleet
             view = fleet.views.get("autodl-4090-train") if fleet is not None else None
@@ -249,8 +281,11 @@ async def test_demo_screens() -> None:
         await wait_screen(pilot, Screen, ready)
         await pilot.press("enter")
         await wait_screen(pilot, DetailScreen)
-        check(app, ["GPU 利用率 %", "已用显存 GiB", "秒前", "GPU 0", "返回"],
-              ["utilisation", "seconds ago", "VRAM", "Back"])
+        check(
+            app,
+            ["GPU 利用率 %", "已用显存 GiB", "秒前", "GPU 0", "返回"],
+            ["utilisation", "seconds ago", "VRAM", "Back"],
+        )
         await pilot.press("escape", "l")
         await wait_screen(pilot, JobLogScreen, lambda: "行, " in shown(app))
         check(app, ["运行中", "行, ", "停止任务", "返回"], ["Stop job", " lines,", "Back"])
@@ -259,12 +294,16 @@ async def test_demo_screens() -> None:
         check(app, ["否 (n)"], ["No (n)"])
         await pilot.press("n", "escape", "c")
         await wait_screen(pilot, EnvCheckScreen, lambda: "项待修复" in shown(app))
-        check(app, ["torch 所在环境", "(默认 python)", "的环境", "正常", "重新检查"],
-              ["torch checked in", "default python", "to fix", "Check again"])
+        check(
+            app,
+            ["torch 所在环境", "(默认 python)", "的环境", "正常", "重新检查"],
+            ["torch checked in", "default python", "to fix", "Check again"],
+        )
         await pilot.press("escape", "e")
         await wait_screen(pilot, CondaScreen, lambda: "/root/miniconda3/envs/llm" in shown(app))
-        check(app, ["上的 conda", "环境", "大小", "路径", "新建", "刷新"],
-              ["size", "path", "New env", "Refresh", "Back"])
+        check(
+            app, ["上的 conda", "环境", "大小", "路径", "新建", "刷新"], ["size", "path", "New env", "Refresh", "Back"]
+        )
         await pilot.press("n")
         await wait_screen(pilot, CondaForm)
         check(app, ["新建 conda 环境", "名称", "字母、数字", "创建", "取消"], ["Name", "Create", "Cancel", "letters"])

@@ -153,7 +153,7 @@ async def test_typed_password_reaches_the_child_through_the_env(
         seen.clear()
         runner = Runner(tmp_path, b"echo via-$(whoami)\n")
         open_shell(app.dashboard, view, run=runner)
-        (argv, env), = runner.calls
+        ((argv, env),) = runner.calls
         assert password_user.password not in " ".join(argv)
         assert env[env_var_name("pw-box")] == password_user.password
         assert runner.result is not None and runner.result.returncode == 0, runner.result
@@ -167,12 +167,14 @@ def test_local_mode_runs_the_users_shell(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("SHELL", "/bin/sh")
     seen: list[str] = []
     ctx = SimpleNamespace(
-        source=local_source(), opened=None, app=SimpleNamespace(suspend=contextlib.nullcontext),
+        source=local_source(),
+        opened=None,
+        app=SimpleNamespace(suspend=contextlib.nullcontext),
         notify=lambda message, **kw: seen.append(message),
     )
     runner = Runner(tmp_path, b"echo local-$((6*7)); exit 4\n")
     open_shell(ctx, SimpleNamespace(name="vm", state="online"), run=runner)  # type: ignore[arg-type]
-    (argv, env), = runner.calls
+    ((argv, env),) = runner.calls
     assert argv == ["/bin/sh"] and env["SHELL"] == "/bin/sh"
     assert runner.result is not None and runner.result.returncode == 4
     assert b"local-42" in runner.result.stdout

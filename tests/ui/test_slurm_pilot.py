@@ -62,14 +62,27 @@ async def test_queue_gpus_and_cancel_in_the_dashboard(sshd_factory, tmp_path: Pa
         stop_job(app.dashboard, views, pending)
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await wait_for(pilot, lambda: next(j for j in app.fleet.views[name].jobs if j.id == waiter).state
-                       == "stopped", timeout=60)
+        await wait_for(
+            pilot, lambda: next(j for j in app.fleet.views[name].jobs if j.id == waiter).state == "stopped", timeout=60
+        )
         out = subprocess.run(["squeue", "-h", "-n", "gpu-tui-waiter", "-o", "%T"], capture_output=True, text=True)
         assert out.stdout.strip() in ("", "CANCELLED")
 
         def asked_lines() -> list[list[str]]:  # this test's jobs of that name (earlier runs' too)
-            out = subprocess.run(["squeue", "-h", "-t", "all", "-n", "gpu-tui-formjob", "-O",
-                                  "JobID:12,Partition:20,TimeLimit:20,tres-per-job:40"], capture_output=True, text=True)
+            out = subprocess.run(
+                [
+                    "squeue",
+                    "-h",
+                    "-t",
+                    "all",
+                    "-n",
+                    "gpu-tui-formjob",
+                    "-O",
+                    "JobID:12,Partition:20,TimeLimit:20,tres-per-job:40",
+                ],
+                capture_output=True,
+                text=True,
+            )
             return [line.split() for line in out.stdout.splitlines() if line.strip()]
 
         # `r` on a login node: the form asks for GPUs, partition and time in place of tmux

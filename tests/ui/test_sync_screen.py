@@ -52,7 +52,9 @@ def setup(sshd_instance, tmp_path: Path, monkeypatch):
     local = tmp_path / "proj"
     local.mkdir()
     inst = InstanceConfig(
-        name=sshd_instance.name, host=sshd_instance.host, port=sshd_instance.port,
+        name=sshd_instance.name,
+        host=sshd_instance.host,
+        port=sshd_instance.port,
         identity_file=str(sshd_instance.client_key_path),
         sync=SyncConfig(local=str(local), remote="proj", exclude=("*.ckpt",)),
     )
@@ -94,8 +96,10 @@ async def test_push_then_pull_in_80x24(setup, sshd_instance) -> None:
 
             (local / "train.py").unlink()
             await pilot.press("l")
-            await wait_for(pilot, lambda: screen.running is None and screen.summary is not None
-                           and screen.summary.direction == "pull")
+            await wait_for(
+                pilot,
+                lambda: screen.running is None and screen.summary is not None and screen.summary.direction == "pull",
+            )
             assert (local / "train.py").read_text() == "print('hi')\n"
             await pilot.press("escape")
             await pilot.pause()

@@ -7,16 +7,23 @@ import time
 
 from gpu_tui.core.autostop import AutostopStatus, parse_line, parse_status
 
-ARMED = ("2026-11-30T10:00:00Z armed pid=4242 idle=900s every=15s gpu<5% cpu<0.50 after_job=20261130-095900-ab12 "
-         'before=yes cpu_source=cgroup2 shutdown=if [ "$(id -u)" = 0 ]; then shutdown -h now; fi')
+ARMED = (
+    "2026-11-30T10:00:00Z armed pid=4242 idle=900s every=15s gpu<5% cpu<0.50 after_job=20261130-095900-ab12 "
+    'before=yes cpu_source=cgroup2 shutdown=if [ "$(id -u)" = 0 ]; then shutdown -h now; fi'
+)
 
 
 def epoch(stamp: str) -> int:
     return calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
 
 
-def probe(*lines: str, now: str = "2026-11-30T10:20:00Z", alive: bool = True, armed: str | None = ARMED,
-          failed: str | None = None) -> str:
+def probe(
+    *lines: str,
+    now: str = "2026-11-30T10:20:00Z",
+    alive: bool = True,
+    armed: str | None = ARMED,
+    failed: str | None = None,
+) -> str:
     out = [f"now {epoch(now)}", "pid 4242"] + (["alive 1"] if alive else [])
     if armed:
         out.append("@armed " + armed)
@@ -55,8 +62,14 @@ def test_busy_with_its_reason() -> None:
 def test_just_armed_and_stopping() -> None:
     assert parse_status(probe(ARMED)).state == "watching"
     assert parse_status(probe(ARMED)).summary() == "autostop armed"
-    for line in ("firing 900/900s gpu=0 cpu=0.01 jobs=0", "before running (at most 600s)", "copying", "before exit 0",
-                 "shutdown /usr/bin/shutdown", "shutdown exit 0, waiting for the power-off"):
+    for line in (
+        "firing 900/900s gpu=0 cpu=0.01 jobs=0",
+        "before running (at most 600s)",
+        "copying",
+        "before exit 0",
+        "shutdown /usr/bin/shutdown",
+        "shutdown exit 0, waiting for the power-off",
+    ):
         text = line if line == "copying" else "2026-11-30T10:19:59Z " + line
         st = parse_status(probe("2026-11-30T10:19:58Z firing 900/900s gpu=0 cpu=0.01 jobs=0", text))
         assert st.state == "stopping" and st.summary() == "autostop: shutting down", line
@@ -75,8 +88,13 @@ def test_a_failed_shutdown_is_remembered_while_watching_again() -> None:
 
 def test_not_armed() -> None:
     st = parse_status(probe("2026-11-30T10:19:00Z cancelled", alive=False))
-    assert st == AutostopStatus(armed=False, state="off", idle_seconds=900, after_job="20261130-095900-ab12",
-                                last_line="2026-11-30T10:19:00Z cancelled")
+    assert st == AutostopStatus(
+        armed=False,
+        state="off",
+        idle_seconds=900,
+        after_job="20261130-095900-ab12",
+        last_line="2026-11-30T10:19:00Z cancelled",
+    )
     assert st.summary() == ""
     for junk in ("", "garbage\n", "now x\npid y\nalive 1\n", "sh: 1: cannot open\n"):
         st = parse_status(junk)

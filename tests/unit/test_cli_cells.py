@@ -23,10 +23,24 @@ from gpu_tui.core.money.ledgermath import NameTotal
 from gpu_tui.core.syncplan import SyncSummary, summary_line
 from gpu_tui.services.power import ShutdownResult
 
-SHOWN = st.one_of(*(st.characters(min_codepoint=a, max_codepoint=b, exclude_categories=("Cc", "Cn"))
-                     for a, b in ((0x20, 0x7E), (0xA1, 0xAC), (0xAE, 0x24F), (0x300, 0x36F), (0x2010, 0x2027),
-                                  (0x2190, 0x21FF), (0x2500, 0x25FF), (0x3000, 0x30FF), (0x4E00, 0x9FFF),
-                                  (0xAC00, 0xD7A3), (0xFF01, 0xFF60))))
+SHOWN = st.one_of(
+    *(
+        st.characters(min_codepoint=a, max_codepoint=b, exclude_categories=("Cc", "Cn"))
+        for a, b in (
+            (0x20, 0x7E),
+            (0xA1, 0xAC),
+            (0xAE, 0x24F),
+            (0x300, 0x36F),
+            (0x2010, 0x2027),
+            (0x2190, 0x21FF),
+            (0x2500, 0x25FF),
+            (0x3000, 0x30FF),
+            (0x4E00, 0x9FFF),
+            (0xAC00, 0xD7A3),
+            (0xFF01, 0xFF60),
+        )
+    )
+)
 """What gpu-tui shows: Latin text, punctuation, arrows and boxes, CJK, kana, Hangul, full-width forms."""
 
 
@@ -101,24 +115,30 @@ def test_cost_table_aligned_in_cells_in_chinese() -> None:
     assert lines[-1].startswith("合计")
 
 
-@pytest.mark.parametrize("st_", [
-    AutostopStatus(armed=True, state="idle", seconds_left=770),
-    AutostopStatus(armed=True, state="busy", failure="x"),
-    AutostopStatus(armed=True, state="watching"),
-    AutostopStatus(armed=True, state="stopping"),
-    AutostopStatus(armed=True, state="failed", failure="x"),
-])
+@pytest.mark.parametrize(
+    "st_",
+    [
+        AutostopStatus(armed=True, state="idle", seconds_left=770),
+        AutostopStatus(armed=True, state="busy", failure="x"),
+        AutostopStatus(armed=True, state="watching"),
+        AutostopStatus(armed=True, state="stopping"),
+        AutostopStatus(armed=True, state="failed", failure="x"),
+    ],
+)
 def test_autostop_words_are_the_summary_in_english(st_: AutostopStatus) -> None:
     assert status_words(st_) == st_.summary()
     with i18n.using(catalog("zh-CN"), "zh-CN"):
         assert "自动关机" in status_words(st_)
 
 
-@pytest.mark.parametrize("summary", [
-    SyncSummary("push", "rsync", "/home/me/p", "/root/p", 1, 1234, 4.21),
-    SyncSummary("pull", "sftp", "/home/me/p", "/root/p", 3, 0, 0.5, skipped_links=2),
-    SyncSummary("push", "sftp", "/home/me/p", "p", 0, 0, 0.05, dry_run=True, skipped_links=1),
-])
+@pytest.mark.parametrize(
+    "summary",
+    [
+        SyncSummary("push", "rsync", "/home/me/p", "/root/p", 1, 1234, 4.21),
+        SyncSummary("pull", "sftp", "/home/me/p", "/root/p", 3, 0, 0.5, skipped_links=2),
+        SyncSummary("push", "sftp", "/home/me/p", "p", 0, 0, 0.05, dry_run=True, skipped_links=1),
+    ],
+)
 def test_sync_words_are_the_summary_line_in_english(summary: SyncSummary) -> None:
     assert summary_words(summary, "gpu") == summary_line(summary, "gpu")
     with i18n.using(catalog("zh-CN"), "zh-CN"):

@@ -81,14 +81,23 @@ def test_every_help_text_is_chinese(path: tuple[str, ...]) -> None:
 
 def _help(path: tuple[str, ...], language: str, columns: int = 80) -> str:
     env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "COLUMNS": str(columns), "GPU_TUI_LANG": language}
-    r = subprocess.run([sys.executable, "-m", "gpu_tui", *path, "--help"], env=env, capture_output=True, text=True,
-                       timeout=60, cwd=Path(__file__).resolve().parents[2])
+    r = subprocess.run(
+        [sys.executable, "-m", "gpu_tui", *path, "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout
 
 
-@pytest.mark.parametrize("path", [(), ("add",), ("run",), ("sync",), ("autostop",), ("shutdown",), ("conda",)],
-                         ids=lambda p: " ".join(p) or "gpu-tui")
+@pytest.mark.parametrize(
+    "path",
+    [(), ("add",), ("run",), ("sync",), ("autostop",), ("shutdown",), ("conda",)],
+    ids=lambda p: " ".join(p) or "gpu-tui",
+)
 def test_chinese_help_fits_an_80_column_terminal(path: tuple[str, ...]) -> None:
     text = _help(path, "zh-CN")
     assert text.startswith("用法: gpu-tui") and "选项:" in text

@@ -23,8 +23,12 @@ def test_no_module_over_500_lines() -> None:
 
 
 def test_few_type_ignores() -> None:
-    found = [f"{p.relative_to(ROOT)}:{i}" for p in _modules()
-             for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"#\s*type:\s*ignore", line)]
+    found = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in _modules()
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"#\s*type:\s*ignore", line)
+    ]
     assert len(found) <= MAX_TYPE_IGNORES, f"{len(found)} `type: ignore` (at most {MAX_TYPE_IGNORES}): {found}"
 
 
@@ -41,8 +45,11 @@ def _imports(path: Path) -> set[str]:
 
 def test_only_the_factory_and_the_package_import_the_app() -> None:
     ui = PACKAGE / "ui"
-    offenders = [str(p.relative_to(ROOT)) for p in ui.rglob("*.py")
-                 if not (p.parent == ui and p.name in MAY_IMPORT_APP) and "gpu_tui.ui.app" in _imports(p)]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in ui.rglob("*.py")
+        if not (p.parent == ui and p.name in MAY_IMPORT_APP) and "gpu_tui.ui.app" in _imports(p)
+    ]
     assert not offenders, f"these import gpu_tui.ui.app (type them against ui/dashboard/context.py): {offenders}"
 
 
@@ -59,7 +66,10 @@ def test_no_test_names_a_path_of_one_machine() -> None:
     # look at as another user) belongs in the test set-up: tests/oldpythons.py, .ci/run
     one_machine = re.compile(r"/\.pyenv/(versions|shims)/")
     tests = ROOT / "tests"
-    found = [f"{p.relative_to(ROOT)}:{node.lineno}" for p in sorted(tests.rglob("*.py"))
-             for node in ast.walk(ast.parse(p.read_text()))
-             if isinstance(node, ast.Constant) and isinstance(node.value, str) and one_machine.search(node.value)]
+    found = [
+        f"{p.relative_to(ROOT)}:{node.lineno}"
+        for p in sorted(tests.rglob("*.py"))
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and one_machine.search(node.value)
+    ]
     assert not found, f"these name a path of one machine: {found}"

@@ -36,23 +36,32 @@ def names(path: Path) -> list[str]:
 
 def test_add_appends_and_keeps_every_byte_before(cfg: Path) -> None:
     original = cfg.read_text(encoding="utf-8")
-    fields = {"name": "vast-41234", "host": "ssh4.vast.ai", "port": 41234, "user": "root",
-              "hourly_rate": 0.35, "provider": "vast", "identity_file": None}
+    fields = {
+        "name": "vast-41234",
+        "host": "ssh4.vast.ai",
+        "port": 41234,
+        "user": "root",
+        "hourly_rate": 0.35,
+        "provider": "vast",
+        "identity_file": None,
+    }
     assert upsert_instance(cfg, fields) == "added"
     text = cfg.read_text(encoding="utf-8")
     assert text.startswith(original)
-    assert text[len(original):] == (
+    assert text[len(original) :] == (
         '\n[[instances]]\nname = "vast-41234"\nhost = "ssh4.vast.ai"\nport = 41234\nuser = "root"\n'
         'hourly_rate = 0.35\nprovider = "vast"\n'
     )
     assert names(cfg) == ["autodl-4090", "lab-a100", "vast-41234"]
-    assert "identity_file" not in text[len(original):]
+    assert "identity_file" not in text[len(original) :]
 
 
 def test_new_keys_are_written_in_config_order(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
-    upsert_instance(path, {"provider": "autodl", "port": 23456, "host": "h", "name": "a",
-                           "sync": {"local": "~/p", "exclude": (".git",)}})
+    upsert_instance(
+        path,
+        {"provider": "autodl", "port": 23456, "host": "h", "name": "a", "sync": {"local": "~/p", "exclude": (".git",)}},
+    )
     body = path.read_text(encoding="utf-8").split("[[instances]]\n", 1)[1]
     assert body == (
         'name = "a"\nhost = "h"\nport = 23456\nprovider = "autodl"\nsync = {local = "~/p", exclude = [".git"]}\n'
@@ -62,15 +71,25 @@ def test_new_keys_are_written_in_config_order(tmp_path: Path) -> None:
 
 def test_update_by_name_changes_only_the_edited_lines(cfg: Path) -> None:
     original = cfg.read_text(encoding="utf-8")
-    result = upsert_instance(cfg, {"name": "autodl-4090", "host": "connect.westb.seetacloud.com",
-                                   "port": 30000, "hourly_rate": 2.5, "user": None})
+    result = upsert_instance(
+        cfg,
+        {
+            "name": "autodl-4090",
+            "host": "connect.westb.seetacloud.com",
+            "port": 30000,
+            "hourly_rate": 2.5,
+            "user": None,
+        },
+    )
     assert result == "updated"
     changed = lines_changed(original, cfg.read_text(encoding="utf-8"))
     # the values change; their comments and alignment stay
     assert changed == [
         ("port = 23456                           # default 22", "port = 30000                           # default 22"),
-        ("hourly_rate = 1.98                     # in settings.currency; default 0",
-         "hourly_rate = 2.5                     # in settings.currency; default 0"),
+        (
+            "hourly_rate = 1.98                     # in settings.currency; default 0",
+            "hourly_rate = 2.5                     # in settings.currency; default 0",
+        ),
     ]
     inst = load_settings(cfg).instance("autodl-4090")
     assert (inst.port, inst.hourly_rate, inst.workdir) == (30000, 2.5, "/root/autodl-tmp")
@@ -114,8 +133,9 @@ def test_match_host_user_can_be_switched_off(cfg: Path) -> None:
 
 
 def test_several_instances_behind_one_host_are_not_merged(cfg: Path) -> None:
-    upsert_instance(cfg, {"name": "autodl-b", "host": "connect.westb.seetacloud.com", "port": 30001},
-                    match_host_user=False)
+    upsert_instance(
+        cfg, {"name": "autodl-b", "host": "connect.westb.seetacloud.com", "port": 30001}, match_host_user=False
+    )
     # two entries share root@connect.westb...: which one a new port belongs to is unknowable
     fields = {"name": "autodl-c", "host": "connect.westb.seetacloud.com", "port": 30002}
     assert find_instance(cfg, fields) is None

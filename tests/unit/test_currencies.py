@@ -70,8 +70,7 @@ def test_sums_split_by_name_and_currency() -> None:
         Interval("b", T0, T0 + 3600, 0.69, "$"),
         Interval("b", T0 + 3600, T0 + 7200, 5.0, "¥"),  # b re-priced in yuan
     ]
-    assert [(t.name, t.currency, t.cost) for t in totals(ivs)] == [
-        ("a", "¥", 1.98), ("b", "$", 0.69), ("b", "¥", 5.0)]
+    assert [(t.name, t.currency, t.cost) for t in totals(ivs)] == [("a", "¥", 1.98), ("b", "$", 0.69), ("b", "¥", 5.0)]
     rows = per_period(ivs, T0 + 7200)
     assert [(r.name, r.currency, r.hourly_rate) for r in rows] == [("a", "¥", 1.98), ("b", "$", 0.69), ("b", "¥", 5.0)]
     assert currencies(ivs) == ["$", "¥"]
@@ -81,8 +80,12 @@ def test_sums_split_by_name_and_currency() -> None:
     assert round(sum(sum(per.values()) for _d, per in charts["¥"]), 2) == 6.98
 
 
-@given(st.lists(st.tuples(st.sampled_from("abc"), st.floats(0, 86400), st.floats(0, 50),
-                          st.sampled_from([None, "$", "¥"])), max_size=12))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("abc"), st.floats(0, 86400), st.floats(0, 50), st.sampled_from([None, "$", "¥"])),
+        max_size=12,
+    )
+)
 def test_per_currency_charts_add_up_to_the_one_chart(rows: list[tuple[str, float, float, str | None]]) -> None:
     """Splitting by currency only moves money between charts: each day's total over every
     currency is the old single chart's (so a one-currency ledger draws what it drew before)."""
@@ -103,8 +106,10 @@ def test_the_status_table_shows_each_instance_in_its_currency() -> None:
     from gpu_tui.services.status import InstanceStatus
 
     up = HostStats(taken_at=T0, uptime_seconds=7200)
-    statuses = [InstanceStatus("autodl-4090", 1.98, online=True, stats=up),
-                InstanceStatus("runpod-a40", 0.69, online=True, stats=up)]
+    statuses = [
+        InstanceStatus("autodl-4090", 1.98, online=True, stats=up),
+        InstanceStatus("runpod-a40", 0.69, online=True, stats=up),
+    ]
     rows = {line.split()[0]: line.split() for line in format_table(statuses, "¥", {"runpod-a40": "$"}).splitlines()}
     assert rows["autodl-4090"][-2:] == ["¥1.98/h", "¥3.96"]
     assert rows["runpod-a40"][-2:] == ["$0.69/h", "$1.38"]

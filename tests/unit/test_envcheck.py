@@ -72,7 +72,7 @@ def test_missing_everything_is_failed_checks_not_errors() -> None:
 
 
 def test_module_probe_output_with_noise_before_the_json() -> None:
-    m = parse_module("UserWarning: something\n{\"version\": \"2.1.0\", \"cuda_available\": true, \"cuda\": \"11.8\"}\n")
+    m = parse_module('UserWarning: something\n{"version": "2.1.0", "cuda_available": true, "cuda": "11.8"}\n')
     assert (m.version, m.cuda_available, m.cuda, m.error) == ("2.1.0", True, "11.8", None)
     missing = parse_module('{"error": "ModuleNotFoundError: No module named \'torch\'"}')
     assert missing.error.startswith("ModuleNotFound")

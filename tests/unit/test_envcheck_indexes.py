@@ -37,18 +37,33 @@ def test_the_probe_sections_say_which_index_is_in_use() -> None:
 
 def test_index_checks_and_json() -> None:
     f = parse_probe(PROBE)
-    f.indexes = [IndexAnswer("https://a/noarch/repodata.json", 200, 85, tool="conda"),
-                 IndexAnswer("https://b/pip/", None, None, "URLError: timed out", tool="pip")]
+    f.indexes = [
+        IndexAnswer("https://a/noarch/repodata.json", 200, 85, tool="conda"),
+        IndexAnswer("https://b/pip/", None, None, "URLError: timed out", tool="pip"),
+    ]
     checks = {c.name: c for c in build_checks(f)}
     assert checks["conda index"].ok and "85 ms" in checks["conda index"].detail
     assert not checks["pip index"].ok and "timed out" in checks["pip index"].detail
     assert "mirror tuna" in (checks["pip index"].fix or "")
     doc = env_json(f, list(checks.values()))
     assert doc["indexes"] == [
-        {"tool": "conda", "url": "https://a/noarch/repodata.json", "answers": True, "status": 200, "ms": 85,
-         "error": None},
-        {"tool": "pip", "url": "https://b/pip/", "answers": False, "status": None, "ms": None,
-         "error": "URLError: timed out"}]
+        {
+            "tool": "conda",
+            "url": "https://a/noarch/repodata.json",
+            "answers": True,
+            "status": 200,
+            "ms": 85,
+            "error": None,
+        },
+        {
+            "tool": "pip",
+            "url": "https://b/pip/",
+            "answers": False,
+            "status": None,
+            "ms": None,
+            "error": "URLError: timed out",
+        },
+    ]
 
 
 def test_latency_format() -> None:

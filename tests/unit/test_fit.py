@@ -130,13 +130,38 @@ def test_size_only_fp32_full_and_accelerates_bert_numbers() -> None:
 
 # published sizes: each model card's "Number of Parameters" (or the Hub's safetensors count)
 PUBLISHED_BILLIONS = {
-    "qwen2.5-0.5b": 0.49, "qwen2.5-1.5b": 1.54, "qwen2.5-3b": 3.09, "qwen2.5-7b": 7.61, "qwen2.5-14b": 14.7,
-    "qwen2.5-72b": 72.7, "qwen3-8b": 8.2, "qwen3-30b-a3b": 30.5, "qwen3-235b-a22b": 235.0,
-    "llama-3.2-1b": 1.24, "llama-3.2-3b": 3.21, "llama-3.1-8b": 8.03, "llama-3.1-70b": 70.6,
-    "llama-2-7b": 6.74, "llama-2-70b": 69.0, "deepseek-r1-distill-qwen-1.5b": 1.78, "deepseek-v3": 671.0,
-    "glm-4-9b": 9.4, "mistral-7b": 7.25, "mixtral-8x7b": 46.7, "yi-1.5-34b": 34.4, "gemma-2b": 2.51,
-    "gemma-2-9b": 9.24, "gemma-2-27b": 27.2, "qwen2.5-32b": 32.5, "qwen3-0.6b": 0.6, "qwen3-4b": 4.0,
-    "qwen3-14b": 14.8, "qwen3-32b": 32.8, "mistral-nemo-12b": 12.2, "yi-1.5-6b": 6.06, "yi-1.5-9b": 8.83,
+    "qwen2.5-0.5b": 0.49,
+    "qwen2.5-1.5b": 1.54,
+    "qwen2.5-3b": 3.09,
+    "qwen2.5-7b": 7.61,
+    "qwen2.5-14b": 14.7,
+    "qwen2.5-72b": 72.7,
+    "qwen3-8b": 8.2,
+    "qwen3-30b-a3b": 30.5,
+    "qwen3-235b-a22b": 235.0,
+    "llama-3.2-1b": 1.24,
+    "llama-3.2-3b": 3.21,
+    "llama-3.1-8b": 8.03,
+    "llama-3.1-70b": 70.6,
+    "llama-2-7b": 6.74,
+    "llama-2-70b": 69.0,
+    "deepseek-r1-distill-qwen-1.5b": 1.78,
+    "deepseek-v3": 671.0,
+    "glm-4-9b": 9.4,
+    "mistral-7b": 7.25,
+    "mixtral-8x7b": 46.7,
+    "yi-1.5-34b": 34.4,
+    "gemma-2b": 2.51,
+    "gemma-2-9b": 9.24,
+    "gemma-2-27b": 27.2,
+    "qwen2.5-32b": 32.5,
+    "qwen3-0.6b": 0.6,
+    "qwen3-4b": 4.0,
+    "qwen3-14b": 14.8,
+    "qwen3-32b": 32.8,
+    "mistral-nemo-12b": 12.2,
+    "yi-1.5-6b": 6.06,
+    "yi-1.5-9b": 8.83,
     "gemma-2-2b": 2.61,
 }
 
@@ -201,8 +226,12 @@ def test_config_json_gives_the_same_as_the_table() -> None:
 
 def test_cheapest_fit_is_the_lowest_rate_that_holds_it() -> None:
     est = estimate(spec_from_name("qwen2.5-14b"), "bf16", 4096, 1, "none")  # 27.5 + 0.75 + 5.5: ~34 GiB
-    cards = [Card("RTX 4090", 24564, "a", 1.98), Card("A100-SXM4-80GB", 81920, "b", 6.5),
-             Card("L40S", 46068, "c", 4.2), Card("", 0, "d", 0.5)]
+    cards = [
+        Card("RTX 4090", 24564, "a", 1.98),
+        Card("A100-SXM4-80GB", 81920, "b", 6.5),
+        Card("L40S", 46068, "c", 4.2),
+        Card("", 0, "d", 0.5),
+    ]
     fits = fit_cards(est, cards)
     assert [f.fits for f in fits] == [False, True, True, None]
     best = cheapest_fit(fits)
@@ -224,16 +253,34 @@ def _run(tmp_path: Path, *words: str) -> subprocess.CompletedProcess[str]:
         cfg.write_text('[[instances]]\nname = "autodl-4090"\nhost = "example.com"\nhourly_rate = 1.98\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "GPU_TUI_"))}
     env.update(HOME=str(tmp_path), GPU_TUI_LANG="en")
-    return subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(cfg), "fit", *words],
-                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--config", str(cfg), "fit", *words],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_cli_json_shape(tmp_path: Path) -> None:
     res = _run(tmp_path, "qwen2.5-7b", "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert list(doc) == ["model", "params_billion", "dtype", "context", "batch", "train", "weights_gib",
-                         "kv_cache_gib", "activations_gib", "optimizer_gib", "total_gib", "fits"]
+    assert list(doc) == [
+        "model",
+        "params_billion",
+        "dtype",
+        "context",
+        "batch",
+        "train",
+        "weights_gib",
+        "kv_cache_gib",
+        "activations_gib",
+        "optimizer_gib",
+        "total_gib",
+        "fits",
+    ]
     assert doc["params_billion"] == 7.616 and doc["kv_cache_gib"] == 0.22 and doc["optimizer_gib"] is None
     assert doc["fits"][0] == {"instance": "autodl-4090", "gpu": None, "memory_gib": None, "fits": None}
     assert [f["memory_gib"] for f in doc["fits"][1:]] == [23.99, 31.84, 40.0, 44.99, 79.65, 140.4]
@@ -249,15 +296,18 @@ def test_cli_text_and_config_path(tmp_path: Path) -> None:
     assert "24 GB (RTX 4090 / 3090)   fits" in res.stdout
 
 
-@pytest.mark.parametrize(("words", "says"), [
-    (("qwen2.5-7bb",), "unknown model 'qwen2.5-7bb' (did you mean qwen2.5-7b"),
-    (("7b", "--dtype", "int3"), "--dtype must be one of fp32, bf16, fp16, int8, int4"),
-    (("7b", "--context", "lots"), "--context wants a whole number"),
-    (("7b", "--train", "qlora"), "--train must be none, lora or full"),
-    (("missing/config.json",), "cannot read missing/config.json (No such file or directory)"),
-    (("9000b",), "more than 5000b parameters"),
-    ((), "fit needs MODEL"),
-])
+@pytest.mark.parametrize(
+    ("words", "says"),
+    [
+        (("qwen2.5-7bb",), "unknown model 'qwen2.5-7bb' (did you mean qwen2.5-7b"),
+        (("7b", "--dtype", "int3"), "--dtype must be one of fp32, bf16, fp16, int8, int4"),
+        (("7b", "--context", "lots"), "--context wants a whole number"),
+        (("7b", "--train", "qlora"), "--train must be none, lora or full"),
+        (("missing/config.json",), "cannot read missing/config.json (No such file or directory)"),
+        (("9000b",), "more than 5000b parameters"),
+        ((), "fit needs MODEL"),
+    ],
+)
 def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, words: tuple[str, ...], says: str) -> None:
     res = _run(tmp_path, *words)
     assert res.returncode == 2 and res.stdout == ""
@@ -288,8 +338,9 @@ def test_gpu_cache_merges_and_survives_a_broken_file(tmp_path: Path) -> None:
     assert save_gpus(path, {"a": a})
     assert save_gpus(path, {"b": b})  # a keeps its sighting
     assert load_gpus(path) == {"a": a, "b": b}
-    path.write_text('{"instances": {"a": {"gpu": "x"}, '
-                    '"b": {"gpu": "L40S", "memory_mib": 46068, "count": 8, "seen_at": 1}}}')
+    path.write_text(
+        '{"instances": {"a": {"gpu": "x"}, "b": {"gpu": "L40S", "memory_mib": 46068, "count": 8, "seen_at": 1}}}'
+    )
     assert load_gpus(path) == {"b": SeenGpus("L40S", 46068, 8, 1.0)}  # the broken entry is dropped, not fatal
     path.write_text("not json")
     assert load_gpus(path) == {}
@@ -301,14 +352,32 @@ def test_qwen2_moe_counts_its_shared_expert() -> None:
     gate; q/k/v biased. The model cards say 57.41B and 14.3B parameters."""
     import json
 
-    q57 = {"model_type": "qwen2_moe", "hidden_size": 3584, "num_hidden_layers": 28, "num_attention_heads": 28,
-           "num_key_value_heads": 4, "intermediate_size": 18944, "moe_intermediate_size": 2560,
-           "shared_expert_intermediate_size": 20480, "num_experts": 64, "vocab_size": 151936,
-           "tie_word_embeddings": False}
-    q15 = {"model_type": "qwen2_moe", "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16,
-           "num_key_value_heads": 16, "intermediate_size": 5632, "moe_intermediate_size": 1408,
-           "shared_expert_intermediate_size": 5632, "num_experts": 60, "vocab_size": 151936,
-           "tie_word_embeddings": False}
+    q57 = {
+        "model_type": "qwen2_moe",
+        "hidden_size": 3584,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "intermediate_size": 18944,
+        "moe_intermediate_size": 2560,
+        "shared_expert_intermediate_size": 20480,
+        "num_experts": 64,
+        "vocab_size": 151936,
+        "tie_word_embeddings": False,
+    }
+    q15 = {
+        "model_type": "qwen2_moe",
+        "hidden_size": 2048,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 16,
+        "intermediate_size": 5632,
+        "moe_intermediate_size": 1408,
+        "shared_expert_intermediate_size": 5632,
+        "num_experts": 60,
+        "vocab_size": 151936,
+        "tie_word_embeddings": False,
+    }
     # per MoE layer, 57B: 64 x 3 x 3584 x 2560 (routed) + 3 x 3584 x 20480 (shared) + 3584 x 64 (router)
     # + 3584 (shared gate); the shared expert alone is 28 x 220.2M = 6.17B of the 57.41B
     assert count_params(spec_from_config(json.dumps(q57), "q57").shape) / 1e9 == pytest.approx(57.41, rel=0.002)

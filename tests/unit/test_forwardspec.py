@@ -7,18 +7,33 @@ import pytest
 from gpu_tui.core.forwardspec import PRESETS, ForwardSpec, local_url, loopback_only, parse_spec, preset_for
 
 
-@pytest.mark.parametrize(("text", "remote", "local"), [
-    ("6006", 6006, 6006), ("6006:16006", 6006, 16006), (" 8888:0 ", 8888, 0), ("1:65535", 1, 65535),
-])
+@pytest.mark.parametrize(
+    ("text", "remote", "local"),
+    [
+        ("6006", 6006, 6006),
+        ("6006:16006", 6006, 16006),
+        (" 8888:0 ", 8888, 0),
+        ("1:65535", 1, 65535),
+    ],
+)
 def test_specs(text: str, remote: int, local: int) -> None:
     assert parse_spec(text) == ForwardSpec(remote, local)
 
 
-@pytest.mark.parametrize(("text", "words"), [
-    ("", "the instance port"), ("tb", "the instance port"), ("0", "the instance port"),
-    ("65536", "the instance port"), ("6006:", "the local port"), ("6006:x", "the local port"),
-    ("6006:1:2", "the local port"), (":6006", "the instance port"), ("-1", "the instance port"),
-])
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("", "the instance port"),
+        ("tb", "the instance port"),
+        ("0", "the instance port"),
+        ("65536", "the instance port"),
+        ("6006:", "the local port"),
+        ("6006:x", "the local port"),
+        ("6006:1:2", "the local port"),
+        (":6006", "the instance port"),
+        ("-1", "the instance port"),
+    ],
+)
 def test_bad_specs_say_which_part_and_how(text: str, words: str) -> None:
     with pytest.raises(ValueError) as err:
         parse_spec(text)

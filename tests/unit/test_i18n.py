@@ -20,9 +20,22 @@ import i18n as i18n_script  # noqa: E402  (scripts/i18n.py)
 
 @pytest.mark.parametrize(
     ("value", "language"),
-    [("zh_CN.UTF-8", "zh-CN"), ("zh_CN", "zh-CN"), ("zh", "zh-CN"), ("zh-CN", "zh-CN"), ("zh_CN.GB18030", "zh-CN"),
-     ("zh_Hans_CN", "zh-CN"), ("en_US.UTF-8", "en"), ("en", "en"), ("C", "en"), ("POSIX", "en"), ("C.UTF-8", "en"),
-     ("fr_FR.UTF-8", None), ("zh_TW.UTF-8", None), ("", None)],
+    [
+        ("zh_CN.UTF-8", "zh-CN"),
+        ("zh_CN", "zh-CN"),
+        ("zh", "zh-CN"),
+        ("zh-CN", "zh-CN"),
+        ("zh_CN.GB18030", "zh-CN"),
+        ("zh_Hans_CN", "zh-CN"),
+        ("en_US.UTF-8", "en"),
+        ("en", "en"),
+        ("C", "en"),
+        ("POSIX", "en"),
+        ("C.UTF-8", "en"),
+        ("fr_FR.UTF-8", None),
+        ("zh_TW.UTF-8", None),
+        ("", None),
+    ],
 )
 def test_values_are_read_not_looked_up_in_installed_locales(value: str, language: str | None) -> None:
     assert i18n.normalise_language(value) == language
@@ -46,7 +59,8 @@ def test_option_beats_env_beats_config_beats_locale() -> None:
 
 
 @pytest.mark.parametrize(
-    ("option", "env", "where"), [("fr", {}, "--lang"), (None, {"GPU_TUI_LANG": "klingon"}, "GPU_TUI_LANG")])
+    ("option", "env", "where"), [("fr", {}, "--lang"), (None, {"GPU_TUI_LANG": "klingon"}, "GPU_TUI_LANG")]
+)
 def test_an_unknown_value_names_itself_and_the_choices(option: str | None, env: dict[str, str], where: str) -> None:
     with pytest.raises(ConfigError, match=rf"{where}: unknown language .*choose one of auto, en, zh-CN"):
         resolve_language(option, env, "auto")
@@ -62,8 +76,9 @@ def test_help_speaks_chinese_from_the_locale_alone(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "zh_CN.UTF-8"}
     r = subprocess.run([sys.executable, "-m", "gpu_tui", "--help"], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("用法: gpu-tui") and "选项" in r.stdout
-    r = subprocess.run([sys.executable, "-m", "gpu_tui", "--lang", "en", "--help"], env=env, capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "gpu_tui", "--lang", "en", "--help"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert r.stdout.startswith("usage: gpu-tui")
 
 
@@ -95,4 +110,9 @@ def test_compiled_catalog_is_current_and_ships_in_the_package() -> None:
 
 def test_placeholders_are_found_in_both_styles() -> None:
     assert i18n_script.placeholders("{a} and {b!r} {c:.1f} %s %(prog)s 100%% {{x}}") == [
-        "%(prog)s", "%s", "{a}", "{b!r}", "{c:.1f}"]
+        "%(prog)s",
+        "%s",
+        "{a}",
+        "{b!r}",
+        "{c:.1f}",
+    ]

@@ -7,8 +7,18 @@ from gpu_tui.services.jobs.follow import LogInbox, LogUpdate
 
 
 def update(lines: tuple[str, ...], live: tuple[str, ...], loss: float | None, read: int) -> LogUpdate:
-    return LogUpdate(lines=lines, live=live, progress=None, last_loss=loss, metrics={}, failure=None,
-                     loss_points=(), loss_axis=None, log_bytes=read, lines_seen=read)
+    return LogUpdate(
+        lines=lines,
+        live=live,
+        progress=None,
+        last_loss=loss,
+        metrics={},
+        failure=None,
+        loss_points=(),
+        loss_axis=None,
+        log_bytes=read,
+        lines_seen=read,
+    )
 
 
 def test_updates_between_two_takes_come_as_one() -> None:

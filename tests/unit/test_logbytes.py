@@ -24,9 +24,20 @@ PAIRS = [
 
 @pytest.mark.parametrize(
     ("charset", "codec"),
-    [("UTF-8", None), ("utf8", None), ("ANSI_X3.4-1968", None), (None, None), ("", None), ("no-such-set", None),
-     ("GBK", "gb18030"), ("GB2312", "gb18030"), ("GB18030", "gb18030"), ("BIG5", "big5"),
-     ("EUC-JP", "euc_jp"), ("ISO-8859-1", "iso8859-1")],
+    [
+        ("UTF-8", None),
+        ("utf8", None),
+        ("ANSI_X3.4-1968", None),
+        (None, None),
+        ("", None),
+        ("no-such-set", None),
+        ("GBK", "gb18030"),
+        ("GB2312", "gb18030"),
+        ("GB18030", "gb18030"),
+        ("BIG5", "big5"),
+        ("EUC-JP", "euc_jp"),
+        ("ISO-8859-1", "iso8859-1"),
+    ],
 )
 def test_a_locale_charmap_names_the_codec_to_try(charset: str | None, codec: str | None) -> None:
     assert codec_for_charset(charset) == codec
@@ -79,8 +90,10 @@ def test_the_locale_decides_where_gb18030_would_not() -> None:
     big5 = "已殺死 step 7/10\n".encode("big5")
     assert decode_log(big5, "BIG5") == "已殺死 step 7/10\n"
     assert "step 7/10" in decode_log(big5)  # a wrong guess keeps the numbers
-    assert summarize(big5, from_start=True, charset="BIG5").failure == summarize(
-        "已殺死 step 7/10\n", from_start=True).failure
+    assert (
+        summarize(big5, from_start=True, charset="BIG5").failure
+        == summarize("已殺死 step 7/10\n", from_start=True).failure
+    )
 
 
 def test_junk_stays_junk_with_a_utf8_locale() -> None:

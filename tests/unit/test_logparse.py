@@ -53,37 +53,51 @@ def test_public_api_is_exported() -> None:
 @pytest.mark.parametrize(
     ("line", "want"),
     [
-        ("desc: 45%|████▌     | 450/1000 [00:12<00:15, 36.10it/s, loss=0.523]",
-         Progress(45.0, 450, 1000, 12, 15, 36.1, "36.10it/s", "desc")),
+        (
+            "desc: 45%|████▌     | 450/1000 [00:12<00:15, 36.10it/s, loss=0.523]",
+            Progress(45.0, 450, 1000, 12, 15, 36.1, "36.10it/s", "desc"),
+        ),
         ("450it [00:12, 36.10it/s]", Progress(None, 450, None, 12, None, 36.1, "36.10it/s")),
-        ("  2%|▏         | 2/100 [00:02<01:58,  1.25s/it]",
-         Progress(2.0, 2, 100, 2, 118, 0.8, "1.25s/it")),
-        ("  0%|          | 0/1000 [00:00<?, ?it/s]",
-         Progress(0.0, 0, 1000, 0, None, None, "?it/s")),
-        ("100%|██████████| 1000/1000 [1:02:03<00:00,  3.50it/s]",
-         Progress(100.0, 1000, 1000, 3723, 0, 3.5, "3.50it/s")),
-        ("Epoch 1:   4%|▎         | 40/1095 [00:03<01:37, 10.84it/s, v_num=10, train_loss=0.500]",
-         Progress(4.0, 40, 1095, 3, 97, 10.84, "10.84it/s", "Epoch 1")),
-        ("Validation DataLoader 0:  50%|█████     | 5/10 [00:00<00:00, 20.00it/s]",
-         Progress(50.0, 5, 10, 0, 0, 20.0, "20.00it/s", "Validation DataLoader 0")),
-        ("Map:  12%|█▏        | 1.20k/10.0k [00:01<00:08, 1.05kex/s]",
-         Progress(12.0, 1200, 10000, 1, 8, 1050.0, "1.05kex/s", "Map")),
-        ("tokenize: 12it [00:14,  1.23s/it]",
-         Progress(None, 12, None, 14, None, 1 / 1.23, "1.23s/it", "tokenize")),
+        ("  2%|▏         | 2/100 [00:02<01:58,  1.25s/it]", Progress(2.0, 2, 100, 2, 118, 0.8, "1.25s/it")),
+        ("  0%|          | 0/1000 [00:00<?, ?it/s]", Progress(0.0, 0, 1000, 0, None, None, "?it/s")),
+        (
+            "100%|██████████| 1000/1000 [1:02:03<00:00,  3.50it/s]",
+            Progress(100.0, 1000, 1000, 3723, 0, 3.5, "3.50it/s"),
+        ),
+        (
+            "Epoch 1:   4%|▎         | 40/1095 [00:03<01:37, 10.84it/s, v_num=10, train_loss=0.500]",
+            Progress(4.0, 40, 1095, 3, 97, 10.84, "10.84it/s", "Epoch 1"),
+        ),
+        (
+            "Validation DataLoader 0:  50%|█████     | 5/10 [00:00<00:00, 20.00it/s]",
+            Progress(50.0, 5, 10, 0, 0, 20.0, "20.00it/s", "Validation DataLoader 0"),
+        ),
+        (
+            "Map:  12%|█▏        | 1.20k/10.0k [00:01<00:08, 1.05kex/s]",
+            Progress(12.0, 1200, 10000, 1, 8, 1050.0, "1.05kex/s", "Map"),
+        ),
+        ("tokenize: 12it [00:14,  1.23s/it]", Progress(None, 12, None, 14, None, 1 / 1.23, "1.23s/it", "tokenize")),
         ("100/? [00:10, 10.00it/s]", Progress(None, 100, None, 10, None, 10.0, "10.00it/s")),
-        ("  32/1875 [>.............................] - ETA: 3s - loss: 1.2345",
-         Progress(100 * 32 / 1875, 32, 1875, None, 3)),
-        ("1875/1875 [==============================] - 5s 2ms/step - loss: 0.3437",
-         Progress(100.0, 1875, 1875, 5, None)),
-        ("1875/1875 ━━━━━━━━━━━━━━━━━━━━ 5s 2ms/step - accuracy: 0.9 - loss: 0.3",
-         Progress(100.0, 1875, 1875, 5)),
+        (
+            "  32/1875 [>.............................] - ETA: 3s - loss: 1.2345",
+            Progress(100 * 32 / 1875, 32, 1875, None, 3),
+        ),
+        (
+            "1875/1875 [==============================] - 5s 2ms/step - loss: 0.3437",
+            Progress(100.0, 1875, 1875, 5, None),
+        ),
+        ("1875/1875 ━━━━━━━━━━━━━━━━━━━━ 5s 2ms/step - accuracy: 0.9 - loss: 0.3", Progress(100.0, 1875, 1875, 5)),
         ("313/313 - 1s - loss: 0.0962", Progress(100.0, 313, 313, 1)),
-        ("  1/1875 [..............................] - ETA: 5:12 - loss: 2.3026",
-         Progress(100 / 1875, 1, 1875, None, 312)),
+        (
+            "  1/1875 [..............................] - ETA: 5:12 - loss: 2.3026",
+            Progress(100 / 1875, 1, 1875, None, 312),
+        ),
         ("step 100/1000 loss 2.3", Progress(10.0, 100, 1000)),
         # mmcv / mmengine ProgressBar: no percent printed, the ETA padded to five places
-        ("[>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>        ] 3217/3849, 4.0 task/s, elapsed: 799s, ETA:   157s",
-         Progress(100 * 3217 / 3849, 3217, 3849, 799, 157, 4.0, "4.0 task/s")),
+        (
+            "[>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>>        ] 3217/3849, 4.0 task/s, elapsed: 799s, ETA:   157s",
+            Progress(100 * 3217 / 3849, 3217, 3849, 799, 157, 4.0, "4.0 task/s"),
+        ),
         ("[2026-11-29 14:15:01] INFO saving", None),
     ],
 )
@@ -103,14 +117,29 @@ def test_progress(line: str, want: Progress | None) -> None:
 
 def test_progress_json_is_the_contract_shape() -> None:
     p = parse_line("desc: 45%|████▌     | 450/1000 [00:12<00:15, 36.10it/s, loss=0.523]").progress
-    assert p is not None and p.as_json() == {"percent": 45.0, "eta_seconds": 15, "epoch": None, "epochs": None,
-                                             "step": 450, "steps": 1000}
+    assert p is not None and p.as_json() == {
+        "percent": 45.0,
+        "eta_seconds": 15,
+        "epoch": None,
+        "epochs": None,
+        "step": 450,
+        "steps": 1000,
+    }
 
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("00:12", 12), ("01:37", 97), ("1:02:03", 3723), ("100:00:00", 360000), ("3s", 3), ("?", None),
-     ("", None), ("1:2:3:4", None), ("ab:cd", None)],
+    [
+        ("00:12", 12),
+        ("01:37", 97),
+        ("1:02:03", 3723),
+        ("100:00:00", 360000),
+        ("3s", 3),
+        ("?", None),
+        ("", None),
+        ("1:2:3:4", None),
+        ("ab:cd", None),
+    ],
 )
 def test_parse_duration(text: str, seconds: int | None) -> None:
     assert parse_duration(text) == seconds
@@ -122,30 +151,40 @@ def test_parse_duration(text: str, seconds: int | None) -> None:
 @pytest.mark.parametrize(
     ("line", "metrics"),
     [
-        ("{'loss': 1.6462, 'grad_norm': 17.5, 'learning_rate': 4.2e-05, 'epoch': 0.5}",
-         {"loss": 1.6462, "grad_norm": 17.5, "learning_rate": 4.2e-05, "epoch": 0.5}),
-        ("{'loss': '1.6462', 'grad_norm': '17.5', 'learning_rate': '4.2e-05', 'epoch': '0.5'}",
-         {"loss": 1.6462, "grad_norm": 17.5, "learning_rate": 4.2e-05, "epoch": 0.5}),
-        ("{'eval_loss': 0.52, 'eval_runtime': 2.3, 'epoch': 1.0}",
-         {"eval_loss": 0.52, "eval_runtime": 2.3, "epoch": 1.0}),
+        (
+            "{'loss': 1.6462, 'grad_norm': 17.5, 'learning_rate': 4.2e-05, 'epoch': 0.5}",
+            {"loss": 1.6462, "grad_norm": 17.5, "learning_rate": 4.2e-05, "epoch": 0.5},
+        ),
+        (
+            "{'loss': '1.6462', 'grad_norm': '17.5', 'learning_rate': '4.2e-05', 'epoch': '0.5'}",
+            {"loss": 1.6462, "grad_norm": 17.5, "learning_rate": 4.2e-05, "epoch": 0.5},
+        ),
+        (
+            "{'eval_loss': 0.52, 'eval_runtime': 2.3, 'epoch': 1.0}",
+            {"eval_loss": 0.52, "eval_runtime": 2.3, "epoch": 1.0},
+        ),
         ('{"loss": 0.25, "step": 10}', {"loss": 0.25, "step": 10.0}),
-        ("Epoch 1:   4%|▎         | 40/1095 [00:03<01:37, 10.84it/s, v_num=10, train_loss=0.500]",
-         {"epoch": 1.0, "train_loss": 0.5}),
-        ("1875/1875 [====] - 5s 2ms/step - loss: 0.3437 - acc: 0.8957 - val_loss: 0.0759",
-         {"loss": 0.3437, "acc": 0.8957, "val_loss": 0.0759}),
+        (
+            "Epoch 1:   4%|▎         | 40/1095 [00:03<01:37, 10.84it/s, v_num=10, train_loss=0.500]",
+            {"epoch": 1.0, "train_loss": 0.5},
+        ),
+        (
+            "1875/1875 [====] - 5s 2ms/step - loss: 0.3437 - acc: 0.8957 - val_loss: 0.0759",
+            {"loss": 0.3437, "acc": 0.8957, "val_loss": 0.0759},
+        ),
         ("loss: 0.12", {"loss": 0.12}),
         ("loss=0.12", {"loss": 0.12}),
         ("Loss 0.12", {"loss": 0.12}),
         ("step 100 | loss 2.31", {"step": 100.0, "loss": 2.31}),
         # torchvision's ImageNet script: top-k accuracy with its running mean, TAB-separated
-        ("Epoch: [1][  10/1563]\tLoss 4.4603e+00 (4.4707e+00)\tAcc@1  12.50 (  8.52)\tAcc@5  21.88 ( 20.45)",
-         {"loss": 4.4603, "acc@1": 12.5, "acc@5": 21.88}),
-        ("Train Loss: 0.5 | Val Loss: 0.6 | acc 91.5%",
-         {"train_loss": 0.5, "val_loss": 0.6, "acc": 91.5}),
+        (
+            "Epoch: [1][  10/1563]\tLoss 4.4603e+00 (4.4707e+00)\tAcc@1  12.50 (  8.52)\tAcc@5  21.88 ( 20.45)",
+            {"loss": 4.4603, "acc@1": 12.5, "acc@5": 21.88},
+        ),
+        ("Train Loss: 0.5 | Val Loss: 0.6 | acc 91.5%", {"train_loss": 0.5, "val_loss": 0.6, "acc": 91.5}),
         ("it 3 lr: 1e-4, train/loss=0.7", {"lr": 1e-4, "train/loss": 0.7}),
         ("loss 0.5230:  45%|████▌     | 450/1000 [00:12<00:15, 36.10it/s]", {"loss": 0.523}),
-        ("loss: tensor(2.3012, device='cuda:0', grad_fn=<NllLossBackward0>)",
-         {"loss": 2.3012, "cuda": 0.0}),
+        ("loss: tensor(2.3012, device='cuda:0', grad_fn=<NllLossBackward0>)", {"loss": 2.3012, "cuda": 0.0}),
         # look-alikes
         ("loss_scale: 65536", {"loss_scale": 65536.0}),
         ("saved /root/proj/loss=3.0/ckpt", {}),
@@ -206,8 +245,7 @@ def test_loss_keys() -> None:
     [
         "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 23.69 GiB total"
         " capacity; 22.81 GiB already allocated)",
-        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0;"
-        " 23.65 GiB total capacity)",
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.65 GiB total capacity)",
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB. GPU 1 has a total"
         " capacity of 79.10 GiB",
         "RuntimeError: CUDA error: out of memory",
@@ -267,8 +305,10 @@ def test_failure_look_alikes(line: str) -> None:
         # PyTorch 0.x's OOM words
         ("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/THCStorage.cu:66", OOM),
         ("MemoryError", "MemoryError"),
-        ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 58.0 GiB for an array",
-         "MemoryError: Unable to allocate 58.0 GiB for an array"),
+        (
+            "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 58.0 GiB for an array",
+            "MemoryError: Unable to allocate 58.0 GiB for an array",
+        ),
     ],
 )
 def test_process_death(line: str, failure: str) -> None:
@@ -325,8 +365,10 @@ def test_oom_traceback_reports_oom() -> None:
 
 def test_chained_traceback_reports_the_last_exception() -> None:
     first = TRACEBACK.replace("ValueError: bad shape", "KeyError: 'lr'")
-    for phrase in ("During handling of the above exception, another exception occurred:",
-                   "The above exception was the direct cause of the following exception:"):
+    for phrase in (
+        "During handling of the above exception, another exception occurred:",
+        "The above exception was the direct cause of the following exception:",
+    ):
         s = summary_of(first + "\n" + phrase + "\n\n" + TRACEBACK)
         assert s.failure == "Traceback: ValueError: bad shape"
     # two separate tracebacks: the first one counts
@@ -384,7 +426,13 @@ def test_last_loss_prefers_training_loss_and_live_bars() -> None:
     s.set_live(["Epoch 1:  45%|████▌     | 450/1000 [00:12<00:15, 36.10it/s, train_loss=0.523]"])
     assert s.last_loss == 0.523
     assert s.progress is not None and s.progress.as_json() == {
-        "percent": 45.0, "eta_seconds": 15, "epoch": 1, "epochs": None, "step": None, "steps": None}
+        "percent": 45.0,
+        "eta_seconds": 15,
+        "epoch": 1,
+        "epochs": None,
+        "step": None,
+        "steps": None,
+    }
     assert s.loss_points == [(0, 1.5)]  # live rows are not points: they come again as events
     s.add_line("{'train_runtime': 10.0, 'train_loss': 0.9, 'epoch': 1.0}")
     assert s.last_loss == 0.523
@@ -392,8 +440,12 @@ def test_last_loss_prefers_training_loss_and_live_bars() -> None:
 
 def test_topmost_live_bar_is_the_progress() -> None:
     s = LogSummary()
-    s.set_live(["epochs:  50%|█████     | 1/2 [00:02<00:02,  2.00s/it]",
-                "batches:  75%|███████▌  | 3/4 [00:01<00:00,  2.00it/s]"])
+    s.set_live(
+        [
+            "epochs:  50%|█████     | 1/2 [00:02<00:02,  2.00s/it]",
+            "batches:  75%|███████▌  | 3/4 [00:01<00:00,  2.00it/s]",
+        ]
+    )
     assert s.progress is not None and s.progress.desc == "epochs"
     s.set_live([])
     assert s.progress is not None and s.progress.desc == "epochs"  # kept until a newer bar
@@ -451,8 +503,12 @@ def chunkings(data: bytes, seed: int) -> list[list[bytes]]:
         pos += rng.randint(1, 300)
         cuts.append(pos)
     random_chunks = [data[a:b] for a, b in zip([0, *cuts], cuts, strict=False)]  # [0, *cuts] is one longer
-    return [[data], [data[i : i + 7] for i in range(0, len(data), 7)],
-            [data[i : i + 4096] for i in range(0, len(data), 4096)], random_chunks]
+    return [
+        [data],
+        [data[i : i + 7] for i in range(0, len(data), 7)],
+        [data[i : i + 4096] for i in range(0, len(data), 4096)],
+        random_chunks,
+    ]
 
 
 def test_corpus_is_complete() -> None:
@@ -525,14 +581,47 @@ def test_corpus_case(path: Path) -> None:
 # --------------------------------------------------------------------------- hypothesis
 
 
-WORDS = ["loss", ":", "=", " ", "nan", "inf", "1.5", "e-3", "[", "]", "<", "?", "00:12", "%|", "|",
-         "/", "it/s", "s/it", "'", "Error", "CUDA out of memory.", "Killed", "[rank0]:", "tensor(",
-         "━", " - ", "ETA: ", "3s", "k", "M", "Traceback (most recent call last):", "\n"]
+WORDS = [
+    "loss",
+    ":",
+    "=",
+    " ",
+    "nan",
+    "inf",
+    "1.5",
+    "e-3",
+    "[",
+    "]",
+    "<",
+    "?",
+    "00:12",
+    "%|",
+    "|",
+    "/",
+    "it/s",
+    "s/it",
+    "'",
+    "Error",
+    "CUDA out of memory.",
+    "Killed",
+    "[rank0]:",
+    "tensor(",
+    "━",
+    " - ",
+    "ETA: ",
+    "3s",
+    "k",
+    "M",
+    "Traceback (most recent call last):",
+    "\n",
+]
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
-       | st.lists(st.sampled_from(WORDS), max_size=30).map("".join))
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
+    | st.lists(st.sampled_from(WORDS), max_size=30).map("".join)
+)
 def test_parse_line_never_raises(line: str) -> None:
     info = parse_line(line)
     for key, value in info.metrics.items():
@@ -551,13 +640,16 @@ def test_exception_words_and_line_numbers_are_not_counters() -> None:
     # a viewer's line numbers before the text; an exception's message that names a step
     info = parse_line("[231844] ValueError: Tried to step 100002 times. The specified number of total steps is 100000")
     assert info.progress is None
-    s = summary_of("[231843]     raise ValueError(\"Tried to step {} times\")\n"
-                   "[231844] ValueError: Tried to step 100002 times")
+    s = summary_of(
+        '[231843]     raise ValueError("Tried to step {} times")\n[231844] ValueError: Tried to step 100002 times'
+    )
     assert s.failure == "Traceback: ValueError: Tried to step 100002 times"
 
 
 def test_eval_line_loss_is_not_the_training_loss() -> None:
-    s = summary_of("Train: 1 [  32/33 (100%)]  Loss: 0.5411 (0.313)  LR: 5.000e-04\n"
-                   "Test: [  29/29]  Time: 0.043 (0.066)  Loss:  0.1036 (0.1876)  Acc@1: 100.0000 (93.9583)")
+    s = summary_of(
+        "Train: 1 [  32/33 (100%)]  Loss: 0.5411 (0.313)  LR: 5.000e-04\n"
+        "Test: [  29/29]  Time: 0.043 (0.066)  Loss:  0.1036 (0.1876)  Acc@1: 100.0000 (93.9583)"
+    )
     assert s.last_loss == 0.5411 and s.last_eval_loss == 0.1036
     assert s.progress is not None and s.progress.bar_percent == 100.0

@@ -56,7 +56,7 @@ def test_lines_and_line_endings() -> None:
 
 
 def test_trailing_spaces_go_leading_spaces_stay() -> None:
-    assert finals(b"  File \"x.py\", line 1   \n") == ['  File "x.py", line 1']
+    assert finals(b'  File "x.py", line 1   \n') == ['  File "x.py", line 1']
 
 
 def test_tqdm_redraws_leave_one_line() -> None:
@@ -68,7 +68,9 @@ def test_tqdm_redraws_leave_one_line() -> None:
     assert up.lines == () and up.live == (last,)
     assert s.states_replaced == 9_999
     assert [e.text for e in up.events[:2]] == [
-        "  0%|bar| 0/10000 [00:01<00:02, 9.99it/s]", "  0%|bar| 1/10000 [00:01<00:02, 9.99it/s]"]
+        "  0%|bar| 0/10000 [00:01<00:02, 9.99it/s]",
+        "  0%|bar| 1/10000 [00:01<00:02, 9.99it/s]",
+    ]
     assert not any(e.final for e in up.events)
     up = s.feed(b"\n")
     assert up.lines == () and up.live == (last,)  # held: a bar row a cursor-up could revisit
@@ -78,8 +80,7 @@ def test_tqdm_redraws_leave_one_line() -> None:
 
 
 def test_print_after_a_bar_with_cr_is_its_own_line() -> None:
-    assert events(b"\r 45%|....| 450/1000\rEpoch 2 done\n") == [
-        (" 45%|....| 450/1000", False), ("Epoch 2 done", True)]
+    assert events(b"\r 45%|....| 450/1000\rEpoch 2 done\n") == [(" 45%|....| 450/1000", False), ("Epoch 2 done", True)]
 
 
 def test_print_glued_onto_a_bar_is_split_off() -> None:
@@ -131,8 +132,10 @@ def test_cursor_up_past_what_is_held_is_clamped() -> None:
 
 
 def test_escapes_are_removed() -> None:
-    data = (b"\x1b]0;title\x07\x1b[1;31mred\x1b[0m \x1b]8;;https://x\x1b\\link\x1b]8;;\x1b\\"
-            b" \x1b(Bsgr0\x1b[m \x1b[?25lhidden-cursor\x1b[?25h \x1b7saved\x1b8\n")
+    data = (
+        b"\x1b]0;title\x07\x1b[1;31mred\x1b[0m \x1b]8;;https://x\x1b\\link\x1b]8;;\x1b\\"
+        b" \x1b(Bsgr0\x1b[m \x1b[?25lhidden-cursor\x1b[?25h \x1b7saved\x1b8\n"
+    )
     assert finals(data) == ["red link sgr0 hidden-cursor saved"]
     # C1 forms of CSI and OSC (U+009B, U+009D) as UTF-8
     assert finals("a\u009b31mb\u009d0;t\u0007c\n".encode()) == ["abc"]
@@ -178,8 +181,9 @@ def test_invalid_utf8_becomes_replacement_characters() -> None:
     assert s.close().lines == ("end \ufffd",)  # a character cut by the end of the log
 
 
-GBK_LOG = ("第 3 轮 epoch: [3/500], global_step: 40, loss: 0.91 训练中\r\n"
-           "  5%|▌ | 5/100 [00:01<00:19, 5.00it/s]\r已杀死\n")
+GBK_LOG = (
+    "第 3 轮 epoch: [3/500], global_step: 40, loss: 0.91 训练中\r\n  5%|▌ | 5/100 [00:01<00:19, 5.00it/s]\r已杀死\n"
+)
 
 
 def test_gbk_log_is_decoded_and_keeps_its_numbers() -> None:
@@ -273,12 +277,49 @@ def test_update_types() -> None:
 # --------------------------------------------------------------------------- hypothesis
 
 TOKENS = [
-    b"\r", b"\n", b"\r\n", b"\x1b[A", b"\x1b[2A", b"\x1b[40A", b"\x1b[B", b"\x1b[2K", b"\x1b[K",
-    b"\x1b[1G", b"\x1b[31m", b"\x1b[0m", b"\x1b]0;title\x07", b"\x1b]8;;http://x\x1b\\", b"\x1b(B",
-    b"\x1bM", b"\x1b", b"\x1b[", b"\x1b]", b"\x1bP", b"1;2", b" ", b"\x18", b"\xc2\x9b",
-    b"\xc2\x9d", "é".encode(), "█▌".encode(), "🚀".encode(), b"\xff", b"\xe2\x82", b"\x08", b"\t",
-    b"\x00", b"\x07", b"\xe2\x80\xae",
-    BAR.encode(), b" [00:01<00:02, 3.00it/s]", b"Epoch 2 done", b"x", b"abc ", b"[", b"]", b"  ",
+    b"\r",
+    b"\n",
+    b"\r\n",
+    b"\x1b[A",
+    b"\x1b[2A",
+    b"\x1b[40A",
+    b"\x1b[B",
+    b"\x1b[2K",
+    b"\x1b[K",
+    b"\x1b[1G",
+    b"\x1b[31m",
+    b"\x1b[0m",
+    b"\x1b]0;title\x07",
+    b"\x1b]8;;http://x\x1b\\",
+    b"\x1b(B",
+    b"\x1bM",
+    b"\x1b",
+    b"\x1b[",
+    b"\x1b]",
+    b"\x1bP",
+    b"1;2",
+    b" ",
+    b"\x18",
+    b"\xc2\x9b",
+    b"\xc2\x9d",
+    "é".encode(),
+    "█▌".encode(),
+    "🚀".encode(),
+    b"\xff",
+    b"\xe2\x82",
+    b"\x08",
+    b"\t",
+    b"\x00",
+    b"\x07",
+    b"\xe2\x80\xae",
+    BAR.encode(),
+    b" [00:01<00:02, 3.00it/s]",
+    b"Epoch 2 done",
+    b"x",
+    b"abc ",
+    b"[",
+    b"]",
+    b"  ",
     b"Traceback (most recent call last):",
 ]
 PIECES = st.one_of(st.sampled_from(TOKENS), st.binary(max_size=6))
@@ -301,8 +342,9 @@ def run(data: bytes, cuts: list[int], **kw: int) -> tuple:
 
 
 @settings(max_examples=400, deadline=None)
-@given(data=LOGS, cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12),
-       cap=st.sampled_from([4096, 24, 3]))
+@given(
+    data=LOGS, cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=12), cap=st.sampled_from([4096, 24, 3])
+)
 def test_any_chunking_gives_the_same_result(data: bytes, cuts: list[int], cap: int) -> None:
     cuts = [c for c in cuts if c <= len(data)]
     whole = run(data, [], max_line_chars=cap, max_lines=7)

@@ -74,10 +74,18 @@ def test_config_errors_stay_english_by_default(tmp_path: Path) -> None:
 
 
 def test_error_titles_are_translated_where_shown_and_stay_english_in_code(zh: None) -> None:
-    shown = {cls: cls("x").shown_title for cls in (ConfigError, InputError, Unreachable, ConnectionLost, CommandTimeout,
-                                                   AuthFailed)}
-    assert shown == {ConfigError: "配置错误", InputError: "已拒绝", Unreachable: "无法连接", ConnectionLost: "离线",
-                     CommandTimeout: "超时", AuthFailed: "登录失败"}
+    shown = {
+        cls: cls("x").shown_title
+        for cls in (ConfigError, InputError, Unreachable, ConnectionLost, CommandTimeout, AuthFailed)
+    }
+    assert shown == {
+        ConfigError: "配置错误",
+        InputError: "已拒绝",
+        Unreachable: "无法连接",
+        ConnectionLost: "离线",
+        CommandTimeout: "超时",
+        AuthFailed: "登录失败",
+    }
     assert HostKeyChanged("x", "SHA256:a").line() == "主机密钥已变: x"
     assert HostKeyUnknown("x", "SHA256:a").line() == "未知主机密钥: x"
     assert AuthFailed.title == "auth failed" and GpuTuiError("x").line() == "错误: x"  # compared by code in English
@@ -95,8 +103,14 @@ def test_an_unreachable_host_says_so_in_chinese_and_json_keeps_english(tmp_path:
 
 
 def test_the_env_checks_fixes_are_chinese_and_env_json_english(zh: None) -> None:
-    f = EnvFacts(nvsmi_text="sh: 1: nvidia-smi: not found", nvsmi_rc=127, mem_total_gib=64.0, mem_available_gib=0.5,
-                 python_checked="python3", torch=PyModule(version="2.4.1+cpu", cuda_available=False))
+    f = EnvFacts(
+        nvsmi_text="sh: 1: nvidia-smi: not found",
+        nvsmi_rc=127,
+        mem_total_gib=64.0,
+        mem_available_gib=0.5,
+        python_checked="python3",
+        torch=PyModule(version="2.4.1+cpu", cuda_available=False),
+    )
     c = {check.name: check for check in build_checks(f)}
     assert c["nvidia-smi"].detail == "没有 GPU: 找不到 nvidia-smi" and "无卡模式" in (c["nvidia-smi"].fix or "")
     assert c["python"].fix == "安装 python3, 或使用 conda 环境(--env)"
@@ -106,9 +120,13 @@ def test_the_env_checks_fixes_are_chinese_and_env_json_english(zh: None) -> None
     checks = env_json(f, list(c.values()))["checks"]
     assert isinstance(checks, list)
     doc = {d["name"]: d for d in checks}
-    assert doc["nvidia-smi"] == {"name": "nvidia-smi", "ok": False, "detail": "no GPU: nvidia-smi not found",
-                                 "fix": "is this instance running with a GPU (not in no-GPU mode)? if it is, the "
-                                        "driver failed: restart the instance or ask the provider"}
+    assert doc["nvidia-smi"] == {
+        "name": "nvidia-smi",
+        "ok": False,
+        "detail": "no GPU: nvidia-smi not found",
+        "fix": "is this instance running with a GPU (not in no-GPU mode)? if it is, the "
+        "driver failed: restart the instance or ask the provider",
+    }
     assert doc["torch"]["detail"] == "2.4.1+cpu is the CPU build (python3)"
     assert doc["memory"]["detail"] == "0.5 of 64 GiB available"
 
@@ -134,8 +152,10 @@ def test_dates_in_english_do_not_follow_the_c_locale() -> None:
 def test_a_pasted_login_that_is_not_one_is_explained_in_chinese(zh: None) -> None:
     with pytest.raises(InputError) as info:
         parse_login("ssh -p abc root@host")
-    assert info.value.message == "登录命令: 端口 'abc' (在 -p 后) 不是数字; SSH 端口请写数字, " \
-                                 "例如 `ssh -p 23456 root@connect.westb.seetacloud.com`"
+    assert (
+        info.value.message == "登录命令: 端口 'abc' (在 -p 后) 不是数字; SSH 端口请写数字, "
+        "例如 `ssh -p 23456 root@connect.westb.seetacloud.com`"
+    )
 
 
 def test_refusals_before_anything_runs_are_chinese(zh: None) -> None:
@@ -150,6 +170,8 @@ def test_refusals_before_anything_runs_are_chinese(zh: None) -> None:
     with pytest.raises(InputError, match="^方向必须是 push 或 pull, 收到 'up'$"):
         check_direction("up")
     done = SyncSummary("push", "rsync", "/p", "/root/p", 3, 1258291, 4.21, skipped_links=1)
-    assert summary_line(done, "gpu") == "已上传 /p -> gpu:/root/p: 3 个文件, 1.2 MiB, 用时 4.2 秒 (rsync); " \
-                                       "跳过了 1 个符号链接 (SFTP 只复制文件)"
+    assert (
+        summary_line(done, "gpu") == "已上传 /p -> gpu:/root/p: 3 个文件, 1.2 MiB, 用时 4.2 秒 (rsync); "
+        "跳过了 1 个符号链接 (SFTP 只复制文件)"
+    )
     assert AutostopStatus(armed=True, state="idle", seconds_left=750).summary() == "12m30s 后自动关机"

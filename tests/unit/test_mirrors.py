@@ -48,12 +48,15 @@ def test_which_channel_conda_asks() -> None:
     for name, m in MIRRORS.items():
         assert conda_channel_url([condarc_with(CONDARC, m)]) == f"{m.anaconda}/pkgs/main", name
     assert conda_channel_url(["channels: [conda-forge]\n"]) == "https://conda.anaconda.org/conda-forge"
-    assert conda_channel_url(["channels:\n  - conda-forge\ncustom_channels:\n  conda-forge: https://m/cloud\n"]) \
+    assert (
+        conda_channel_url(["channels:\n  - conda-forge\ncustom_channels:\n  conda-forge: https://m/cloud\n"])
         == "https://m/cloud/conda-forge"
+    )
     # the user's file wins over the root one
     assert conda_channel_url(["", "default_channels:\n  - http://root/main\n"]) == "http://root/main"
-    assert conda_channel_url(["default_channels: ['http://u/main']\n", "default_channels: [http://r]"]) == \
-        "http://u/main"
+    assert (
+        conda_channel_url(["default_channels: ['http://u/main']\n", "default_channels: [http://r]"]) == "http://u/main"
+    )
 
 
 PIP = """# pip settings
@@ -92,6 +95,9 @@ def test_probe_paths_and_answers() -> None:
         "@@curl http://c 404 0.250\n@@curl http://d 000 4.001\nnoise\n"
     )
     assert [(r.url, r.status, r.ms, r.answers) for r in rows] == [
-        ("http://a", 200, 12, True), ("http://b", None, 4000, False), ("http://c", 404, 250, False),
-        ("http://d", None, None, False)]
+        ("http://a", 200, 12, True),
+        ("http://b", None, 4000, False),
+        ("http://c", 404, 250, False),
+        ("http://d", None, None, False),
+    ]
     assert rows[1].error == "URLError: timed out"

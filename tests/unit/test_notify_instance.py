@@ -81,7 +81,8 @@ def test_laptop_only_and_broken_urls_say_why() -> None:
         nu.request_for("autodl-wechat")
     inst = InstanceConfig(name="box", host="h")
     doc, sh, warnings = notify_remote.targets_document(
-        inst, ["slack://a/b/c", "wecombot://k1"], ["job_end", "low_util"])
+        inst, ["slack://a/b/c", "wecombot://k1"], ["job_end", "low_util"]
+    )
     assert warnings == ["slack://****/****/****: not sent from the instance (slack: sent from the laptop only)"]
     assert doc["events"] == ["job_end"] and isinstance(doc["targets"], list) and len(doc["targets"]) == 1
     assert sh["t0.body"] == 'L{"msgtype": "text", "text": {"content": \nM @TEXT@\nL}}\n'
@@ -123,12 +124,18 @@ def shipped_rules_verdict(tmp_path: Path, python: str, log: str, code: int) -> d
     (tmp_path / "notify").mkdir(exist_ok=True)
     for name, text in notify_bundle.portable_core().items():
         (core / name).write_text(text)
-    probe = ("import json, sys; sys.path.insert(0, sys.argv[1]); import importlib.util as u; "
-             "s = u.spec_from_file_location('s', sys.argv[2]); m = u.module_from_spec(s); s.loader.exec_module(m); "
-             "print(json.dumps(m.failure_of(sys.argv[3], sys.argv[4], True, int(sys.argv[5]))[0]))")
+    probe = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); import importlib.util as u; "
+        "s = u.spec_from_file_location('s', sys.argv[2]); m = u.module_from_spec(s); s.loader.exec_module(m); "
+        "print(json.dumps(m.failure_of(sys.argv[3], sys.argv[4], True, int(sys.argv[5]))[0]))"
+    )
     sender = str(Path(notify_bundle.__file__).with_name("sender.py"))
-    out = subprocess.run([python, "-c", probe, str(core), sender, str(tmp_path), log, str(code)],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [python, "-c", probe, str(core), sender, str(tmp_path), log, str(code)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return json.loads(out)
 
 
@@ -165,7 +172,8 @@ def test_install_says_what_an_instance_without_python3_cannot_do() -> None:
         "sent from the laptop only",
     ]
     assert notify_remote._tool_warnings(inst, probe.replace("curl yes", "openssl yes"), doc) == [
-        "box: no python3, curl or GNU wget on the instance: it cannot send notifications"]
+        "box: no python3, curl or GNU wget on the instance: it cannot send notifications"
+    ]
     assert notify_remote._tool_warnings(inst, "python 3.6\ninstalled\n", doc) == []
 
 
@@ -222,8 +230,13 @@ def test_the_instance_sender_follows_no_redirect() -> None:
     for srv in (first, other):
         threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
-        target = {"masked": "json://…", "url": f"http://127.0.0.1:{first.server_address[1]}/hook", "body": {},
-                  "headers": [["Authorization", "TOKEN123"]], "ok_values": []}
+        target = {
+            "masked": "json://…",
+            "url": f"http://127.0.0.1:{first.server_address[1]}/hook",
+            "body": {},
+            "headers": [["Authorization", "TOKEN123"]],
+            "ok_values": [],
+        }
         result = load_sender().send_one(target, "t", "b", {"attempts": 1, "timeout": 3, "deadline": time.time() + 10})
         assert result["ok"] is False and seen == []
     finally:

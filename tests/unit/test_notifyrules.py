@@ -15,23 +15,58 @@ from gpu_tui.core.notify.rules import DEFAULT_EVENTS, EVENTS, FleetFacts, Instan
 T0 = 1_796_000_000.0
 
 
-def rules(*, idle_minutes: float = 15, unreachable_minutes: float = 10, balance_hours: float = 12,
-          budget_daily: float = 50) -> LaptopRules:
-    return LaptopRules(idle_minutes=idle_minutes, unreachable_minutes=unreachable_minutes,
-                       balance_hours=balance_hours, budget_daily=budget_daily, currency="¥")
+def rules(
+    *, idle_minutes: float = 15, unreachable_minutes: float = 10, balance_hours: float = 12, budget_daily: float = 50
+) -> LaptopRules:
+    return LaptopRules(
+        idle_minutes=idle_minutes,
+        unreachable_minutes=unreachable_minutes,
+        balance_hours=balance_hours,
+        budget_daily=budget_daily,
+        currency="¥",
+    )
 
 
-def inst(name: str = "box", state: str = "online", idle: float | None = None, *, low_util: LowUtil | None = None,
-         autodl: bool = False, billing: bool = False, last_message: str | None = None) -> InstanceFacts:
-    return InstanceFacts(name=name, state=state, hourly_rate=2.0, idle_seconds=idle, low_util=low_util,
-                         autodl=autodl, billing=billing, last_message=last_message)
+def inst(
+    name: str = "box",
+    state: str = "online",
+    idle: float | None = None,
+    *,
+    low_util: LowUtil | None = None,
+    autodl: bool = False,
+    billing: bool = False,
+    last_message: str | None = None,
+) -> InstanceFacts:
+    return InstanceFacts(
+        name=name,
+        state=state,
+        hourly_rate=2.0,
+        idle_seconds=idle,
+        low_util=low_util,
+        autodl=autodl,
+        billing=billing,
+        last_message=last_message,
+    )
 
 
-def facts(now: float, *instances: InstanceFacts, day: str = "2026-12-01", today_cost: float | None = None,
-          burn_per_hour: float = 0.0, balance: float | None = None,
-          balance_hours_left: float | None = None) -> FleetFacts:
-    return FleetFacts(now=now, day=day, instances=instances, today_cost=today_cost, burn_per_hour=burn_per_hour,
-                      balance=balance, balance_hours_left=balance_hours_left)
+def facts(
+    now: float,
+    *instances: InstanceFacts,
+    day: str = "2026-12-01",
+    today_cost: float | None = None,
+    burn_per_hour: float = 0.0,
+    balance: float | None = None,
+    balance_hours_left: float | None = None,
+) -> FleetFacts:
+    return FleetFacts(
+        now=now,
+        day=day,
+        instances=instances,
+        today_cost=today_cost,
+        burn_per_hour=burn_per_hour,
+        balance=balance,
+        balance_hours_left=balance_hours_left,
+    )
 
 
 def events(notices: list) -> list[tuple[str, str | None]]:
@@ -41,7 +76,14 @@ def events(notices: list) -> list[tuple[str, str | None]]:
 def test_once_fires_on_the_rising_edge_only_and_ignores_unknown() -> None:
     once = Once()
     assert [once.update("k", c) for c in (False, True, True, None, True, False, True)] == [
-        False, True, False, False, False, False, True]
+        False,
+        True,
+        False,
+        False,
+        False,
+        False,
+        True,
+    ]
 
 
 def test_idle_fires_once_per_stretch_naming_the_instance() -> None:
@@ -106,8 +148,21 @@ def _history(util: int, *, minutes: float, cpu: float, vram_mib: int = 2000, tot
     ticks = int(minutes * 60)
     for i in range(ticks):
         t = T0 + i
-        h.append(GpuFrame(taken_at=t, gpus=(GpuSample(index=0, uuid="GPU-0", name="RTX 4090", utilization_gpu=util,
-                                                          memory_used_mib=vram_mib, memory_total_mib=total_mib),)))
+        h.append(
+            GpuFrame(
+                taken_at=t,
+                gpus=(
+                    GpuSample(
+                        index=0,
+                        uuid="GPU-0",
+                        name="RTX 4090",
+                        utilization_gpu=util,
+                        memory_used_mib=vram_mib,
+                        memory_total_mib=total_mib,
+                    ),
+                ),
+            )
+        )
         if i % 5 == 0:
             h.append_cpu(t, cpu)
     return h
@@ -126,13 +181,16 @@ def test_low_util_with_an_idle_cpu_and_free_vram_means_a_small_batch() -> None:
     assert low is not None and low.kind == "batch" and "batch" in low.advice()
 
 
-@pytest.mark.parametrize(("util", "minutes", "cpu", "vram"), [
-    (18, 5, 97.0, 2000),     # not ten minutes yet
-    (55, 10, 97.0, 2000),    # busy enough
-    (2, 10, 97.0, 2000),     # idle: the idle warning's business
-    (12, 10, 60.0, 2000),    # CPU half busy: no clear cause
-    (12, 10, 8.0, 22000),    # VRAM full: not a small batch
-])
+@pytest.mark.parametrize(
+    ("util", "minutes", "cpu", "vram"),
+    [
+        (18, 5, 97.0, 2000),  # not ten minutes yet
+        (55, 10, 97.0, 2000),  # busy enough
+        (2, 10, 97.0, 2000),  # idle: the idle warning's business
+        (12, 10, 60.0, 2000),  # CPU half busy: no clear cause
+        (12, 10, 8.0, 22000),  # VRAM full: not a small batch
+    ],
+)
 def test_no_advice_without_a_clear_case(util: int, minutes: float, cpu: float, vram: int) -> None:
     assert assess(_history(util, minutes=minutes, cpu=cpu, vram_mib=vram), T0 + minutes * 60) is None
 
@@ -155,8 +213,10 @@ def test_notify_settings_defaults_and_one_line_errors() -> None:
     s = parse_settings("")
     assert s.notify.events == DEFAULT_EVENTS and "low_util" not in s.notify.events and s.notify.urls == ()
     assert set(EVENTS) - set(DEFAULT_EVENTS) == {"low_util"}
-    ok = parse_settings('[notify]\nurls = ["ntfy://127.0.0.1/t", "autodl-wechat"]\nevents = ["low_util"]\n'
-                        "balance_hours = 6\nunreachable_minutes = 5\n")
+    ok = parse_settings(
+        '[notify]\nurls = ["ntfy://127.0.0.1/t", "autodl-wechat"]\nevents = ["low_util"]\n'
+        "balance_hours = 6\nunreachable_minutes = 5\n"
+    )
     assert ok.notify.events == ("low_util",) and ok.notify.balance_hours == 6
     for text, words in [
         ('[notify]\nevents = ["idel"]\n', "<config>:2: notify.events[0]: Input should be"),

@@ -68,35 +68,98 @@ SAMPLE_KEYS = [attr for attr, _ in ATTRS.values()]
 # What each capture really reports, read by eye from the files (not from the parser).
 FACTS: dict[str, dict[str, object]] = {
     "linux-x86_64__nvidia-geforce-rtx-2080-super__595.71.05": dict(
-        name="NVIDIA GeForce RTX 2080 SUPER", mig=None, fan=True, util=True,
-        driver="595.71.05", cuda="13.2", load_procs=2, proc_mem=True),
+        name="NVIDIA GeForce RTX 2080 SUPER",
+        mig=None,
+        fan=True,
+        util=True,
+        driver="595.71.05",
+        cuda="13.2",
+        load_procs=2,
+        proc_mem=True,
+    ),
     "linux-x86_64__nvidia-geforce-rtx-2080-super__610.57.04": dict(
-        name="NVIDIA GeForce RTX 2080 SUPER", mig=None, fan=True, util=True,
-        driver="610.57.04", cuda="13.3", load_procs=2, proc_mem=True),
+        name="NVIDIA GeForce RTX 2080 SUPER",
+        mig=None,
+        fan=True,
+        util=True,
+        driver="610.57.04",
+        cuda="13.3",
+        load_procs=2,
+        proc_mem=True,
+    ),
     "linux-x86_64__nvidia-geforce-rtx-4080-super__595.71.05": dict(
-        name="NVIDIA GeForce RTX 4080 SUPER", mig=None, fan=True, util=True,
-        driver="595.71.05", cuda="13.2", load_procs=3, proc_mem=True),
+        name="NVIDIA GeForce RTX 4080 SUPER",
+        mig=None,
+        fan=True,
+        util=True,
+        driver="595.71.05",
+        cuda="13.2",
+        load_procs=3,
+        proc_mem=True,
+    ),
     "linux-x86_64__nvidia-h100-80gb-hbm3__590.48.01": dict(
-        name="NVIDIA H100 80GB HBM3", mig="Disabled", fan=False, util=True,
-        driver="590.48.01", cuda="13.1", load_procs=3, proc_mem=True),
+        name="NVIDIA H100 80GB HBM3",
+        mig="Disabled",
+        fan=False,
+        util=True,
+        driver="590.48.01",
+        cuda="13.1",
+        load_procs=3,
+        proc_mem=True,
+    ),
     "linux-x86_64__nvidia-h100-mig__590.48.01": dict(
-        name="NVIDIA H100 80GB HBM3", mig="Enabled", fan=False, util=False,
-        driver="590.48.01", cuda="13.1", load_procs=3, proc_mem=True),
+        name="NVIDIA H100 80GB HBM3",
+        mig="Enabled",
+        fan=False,
+        util=False,
+        driver="590.48.01",
+        cuda="13.1",
+        load_procs=3,
+        proc_mem=True,
+    ),
     "linux-x86_64__nvidia-h200-mig__590.48.01": dict(
-        name="NVIDIA H200", mig="Enabled", fan=False, util=False,
-        driver="590.48.01", cuda="13.1", load_procs=3, proc_mem=True),
+        name="NVIDIA H200",
+        mig="Enabled",
+        fan=False,
+        util=False,
+        driver="590.48.01",
+        cuda="13.1",
+        load_procs=3,
+        proc_mem=True,
+    ),
     "linux-x86_64__nvidia-h200__590.48.01": dict(
-        name="NVIDIA H200", mig="Disabled", fan=False, util=True,
-        driver="590.48.01", cuda="13.1", load_procs=3, proc_mem=True),
+        name="NVIDIA H200",
+        mig="Disabled",
+        fan=False,
+        util=True,
+        driver="590.48.01",
+        cuda="13.1",
+        load_procs=3,
+        proc_mem=True,
+    ),
     "linux-x86_64__nvidia-l40s__595.80": dict(
-        name="NVIDIA L40S", mig=None, fan=False, util=True,
-        driver="595.80", cuda="13.2", load_procs=2, proc_mem=True),
+        name="NVIDIA L40S", mig=None, fan=False, util=True, driver="595.80", cuda="13.2", load_procs=2, proc_mem=True
+    ),
     "windows-x86_64__nvidia-geforce-rtx-2080-super__591.86": dict(
-        name="NVIDIA GeForce RTX 2080 SUPER", mig=None, fan=True, util=True,
-        driver="591.86", cuda="13.1", load_procs=12, proc_mem=False),
+        name="NVIDIA GeForce RTX 2080 SUPER",
+        mig=None,
+        fan=True,
+        util=True,
+        driver="591.86",
+        cuda="13.1",
+        load_procs=12,
+        proc_mem=False,
+    ),
     "windows-x86_64__nvidia-geforce-rtx-2080-super__610.62": dict(
-        name="NVIDIA GeForce RTX 2080 SUPER", mig=None, fan=True, util=True,
-        driver="610.62", cuda="13.3", load_procs=21, proc_mem=False),
+        name="NVIDIA GeForce RTX 2080 SUPER",
+        mig=None,
+        fan=True,
+        util=True,
+        driver="610.62",
+        cuda="13.3",
+        load_procs=21,
+        proc_mem=False,
+    ),
 }
 
 _SECTIONS: dict[Path, list] = {}
@@ -141,8 +204,17 @@ def read_raw(path: Path) -> str:
 
 def test_query_fields_are_the_contracted_ones() -> None:
     assert QUERY_FIELDS == (
-        "index", "uuid", "name", "utilization.gpu", "memory.used", "memory.total",
-        "temperature.gpu", "power.draw", "power.limit", "fan.speed", "mig.mode.current",
+        "index",
+        "uuid",
+        "name",
+        "utilization.gpu",
+        "memory.used",
+        "memory.total",
+        "temperature.gpu",
+        "power.draw",
+        "power.limit",
+        "fan.speed",
+        "mig.mode.current",
     )
     assert LEGACY_QUERY_FIELDS == QUERY_FIELDS[:-1]
     assert COMPUTE_APPS_FIELDS == ("pid", "process_name", "used_gpu_memory", "gpu_uuid")
@@ -151,15 +223,20 @@ def test_query_fields_are_the_contracted_ones() -> None:
 
 def test_argv() -> None:
     fields = ",".join(QUERY_FIELDS)
-    assert query_gpu_argv() == [
-        "nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"]
+    assert query_gpu_argv() == ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits"]
     assert query_gpu_argv(1000) == [
-        "nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader,nounits", "-lms", "1000"]
-    assert query_gpu_argv(500, fields=LEGACY_QUERY_FIELDS)[1] == (
-        "--query-gpu=" + ",".join(LEGACY_QUERY_FIELDS))
+        "nvidia-smi",
+        f"--query-gpu={fields}",
+        "--format=csv,noheader,nounits",
+        "-lms",
+        "1000",
+    ]
+    assert query_gpu_argv(500, fields=LEGACY_QUERY_FIELDS)[1] == ("--query-gpu=" + ",".join(LEGACY_QUERY_FIELDS))
     assert compute_apps_argv() == [
-        "nvidia-smi", "--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid",
-        "--format=csv,noheader,nounits"]
+        "nvidia-smi",
+        "--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid",
+        "--format=csv,noheader,nounits",
+    ]
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5, "1000"])
@@ -322,8 +399,7 @@ def check_error(got: GpuError | None, want: dict | None) -> None:
 def event(result: GpuFrame | GpuError) -> dict:
     if isinstance(result, GpuError):
         return {"error": result.kind.name}
-    return {"frame": [g.index for g in result.gpus],
-            "utilization_gpu": [g.utilization_gpu for g in result.gpus]}
+    return {"frame": [g.index for g in result.gpus], "utilization_gpu": [g.utilization_gpu for g in result.gpus]}
 
 
 def test_corpus_is_complete() -> None:
@@ -361,8 +437,7 @@ def test_corpus_case(path: Path) -> None:
         assert (event(last) if last else None) == expected["flush"]
     elif parser == "compute-apps":
         got = [
-            {"pid": p.pid, "process_name": p.process_name,
-             "used_memory_mib": p.used_memory_mib, "gpu_uuid": p.gpu_uuid}
+            {"pid": p.pid, "process_name": p.process_name, "used_memory_mib": p.used_memory_mib, "gpu_uuid": p.gpu_uuid}
             for p in parse_compute_apps(text)
         ]
         assert got == expected["processes"]
@@ -386,8 +461,19 @@ def test_unknown_field_names_the_field() -> None:
 
 @pytest.mark.parametrize(
     "token",
-    ["[N/A]", "[Not Supported]", "[Unknown Error]", "[Requested functionality has been deprecated]",
-     "[Insufficient Permissions]", "[GPU is lost]", "N/A", " N/A ", "", "   ", " [N/A]\r"],
+    [
+        "[N/A]",
+        "[Not Supported]",
+        "[Unknown Error]",
+        "[Requested functionality has been deprecated]",
+        "[Insufficient Permissions]",
+        "[GPU is lost]",
+        "N/A",
+        " N/A ",
+        "",
+        "   ",
+        " [N/A]\r",
+    ],
 )
 def test_parse_value_missing(token: str) -> None:
     assert parse_value(token) is None
@@ -397,8 +483,13 @@ def test_parse_value_missing(token: str) -> None:
 
 @pytest.mark.parametrize(
     ("token", "value"),
-    [("Disabled", "Disabled"), (" Enabled ", "Enabled"), ("NVIDIA H200", "NVIDIA H200"),
-     ("0", "0"), ("N/A-ish", "N/A-ish")],
+    [
+        ("Disabled", "Disabled"),
+        (" Enabled ", "Enabled"),
+        ("NVIDIA H200", "NVIDIA H200"),
+        ("0", "0"),
+        ("N/A-ish", "N/A-ish"),
+    ],
 )
 def test_parse_value_present(token: str, value: str) -> None:
     assert parse_value(token) == value
@@ -526,8 +617,17 @@ def test_assembler_skips_stray_lines_inside_and_between_ticks() -> None:
     assembler = FrameAssembler(Clock())
     assembler.expected = 2
     rows = real_rows(2)
-    stream = [rows[0], "", "Event: Clocks Throttle Reasons changed", rows[1], "   ",
-              "index, uuid, name", rows[0], "\r", rows[1]]
+    stream = [
+        rows[0],
+        "",
+        "Event: Clocks Throttle Reasons changed",
+        rows[1],
+        "   ",
+        "index, uuid, name",
+        rows[0],
+        "\r",
+        rows[1],
+    ]
     results = [r for r in map(assembler.feed, stream) if r is not None]
     assert len(results) == 2 and all(isinstance(r, GpuFrame) for r in results)
     assert all(len(r.gpus) == 2 for r in results)
@@ -554,14 +654,12 @@ def test_assembler_error_line_mid_stream() -> None:
     assembler.expected = 2
     rows = real_rows(2)
     assert assembler.feed(rows[0]) is None
-    error = assembler.feed(
-        "Unable to determine the device handle for GPU0000:83:00.0: GPU is lost.")
+    error = assembler.feed("Unable to determine the device handle for GPU0000:83:00.0: GPU is lost.")
     assert isinstance(error, GpuError) and error.kind is GpuErrorKind.GPU_LOST
     assert "0000:83:00.0" in error.reason
     frame = assembler.feed(rows[1])  # the tick goes on
     assert isinstance(frame, GpuFrame) and len(frame.gpus) == 2
-    failed = assembler.feed(
-        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
+    failed = assembler.feed("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.")
     assert isinstance(failed, GpuError) and failed.kind is GpuErrorKind.DRIVER_FAILED
 
 
@@ -589,9 +687,7 @@ def test_assembler_is_cheap() -> None:
 
     assembler = FrameAssembler(clock)
     rows = real_rows(8)
-    frames = sum(
-        isinstance(assembler.feed(line), GpuFrame) for _ in range(100) for line in rows
-    )
+    frames = sum(isinstance(assembler.feed(line), GpuFrame) for _ in range(100) for line in rows)
     assert frames == 100  # the first tick leaves late (when tick 2 starts), none is lost
     assert calls == frames
 
@@ -600,8 +696,23 @@ def test_assembler_is_cheap() -> None:
 
 TOKENS = st.one_of(
     st.text(max_size=12),
-    st.sampled_from(["[N/A]", "[Not Supported]", "N/A", "", "87 %", "281.50 W", "0", "-1",
-                     "20480 MiB", "GPU-1", "NVIDIA, H100", "\r", "9" * 30]),
+    st.sampled_from(
+        [
+            "[N/A]",
+            "[Not Supported]",
+            "N/A",
+            "",
+            "87 %",
+            "281.50 W",
+            "0",
+            "-1",
+            "20480 MiB",
+            "GPU-1",
+            "NVIDIA, H100",
+            "\r",
+            "9" * 30,
+        ]
+    ),
 )
 ROWISH = st.lists(TOKENS, min_size=9, max_size=13).map(", ".join)
 LINES = st.one_of(st.text(), ROWISH)
@@ -637,8 +748,7 @@ def test_parse_compute_apps_never_raises(text: str) -> None:
 
 
 @settings(max_examples=200)
-@given(st.lists(st.one_of(LINES, st.sampled_from(real_rows(4))), max_size=40),
-       st.one_of(st.none(), st.integers(0, 5)))
+@given(st.lists(st.one_of(LINES, st.sampled_from(real_rows(4))), max_size=40), st.one_of(st.none(), st.integers(0, 5)))
 def test_assembler_never_raises(lines: list[str], expected: int | None) -> None:
     assembler = FrameAssembler(lambda: 1.0)
     assembler.expected = expected
@@ -649,8 +759,11 @@ def test_assembler_never_raises(lines: list[str], expected: int | None) -> None:
 
 
 MISSING = st.sampled_from(["[N/A]", "[Not Supported]", "N/A", "[Unknown Error]"])
-WORD = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 -",
-               min_size=1, max_size=20).map(str.strip).filter(lambda s: s and s != "N/A")
+WORD = (
+    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 -", min_size=1, max_size=20)
+    .map(str.strip)
+    .filter(lambda s: s and s != "N/A")
+)
 
 
 @st.composite
@@ -675,8 +788,7 @@ def rows_and_samples(draw: st.DrawFn) -> tuple[str, GpuSample]:
     mig = draw(st.sampled_from([("Enabled", "Enabled"), ("Disabled", "Disabled"), ("[N/A]", None)]))
     tokens = [str(index), uuid, name, *(t for t, _ in ints), *(t for t, _ in floats)]
     tokens += [fan[0], mig[0]]
-    sample = GpuSample(index, uuid, name, *(v for _, v in ints), *(v for _, v in floats),
-                       fan[1], mig[1])
+    sample = GpuSample(index, uuid, name, *(v for _, v in ints), *(v for _, v in floats), fan[1], mig[1])
     return ", ".join(tokens), sample
 
 
@@ -689,8 +801,10 @@ def test_parse_row_round_trip(case: tuple[str, GpuSample]) -> None:
 
 @settings(max_examples=300)
 @given(
-    st.lists(st.one_of(LINES, st.sampled_from(real_rows(4)), st.sampled_from(["\r", "", "No devices were found"])),
-             max_size=30),
+    st.lists(
+        st.one_of(LINES, st.sampled_from(real_rows(4)), st.sampled_from(["\r", "", "No devices were found"])),
+        max_size=30,
+    ),
     st.lists(st.integers(0, 4000), max_size=12),
     st.one_of(st.none(), st.integers(0, 5)),
     st.sampled_from(["\n", "\r\n"]),

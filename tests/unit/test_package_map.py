@@ -76,6 +76,9 @@ def test_the_map_is_read_as_a_tree() -> None:
 
 
 def test_no_package_holds_more_than_25_modules() -> None:
-    crowded = {_rel(p, folder=True): n for p in _packages() if (n := len(list(p.glob("*.py"))) + sum(
-        1 for d in p.iterdir() if (d / "__init__.py").exists())) > MAX_MODULES}
+    crowded = {
+        _rel(p, folder=True): n
+        for p in _packages()
+        if (n := len(list(p.glob("*.py"))) + sum(1 for d in p.iterdir() if (d / "__init__.py").exists())) > MAX_MODULES
+    }
     assert not crowded, f"give a feature of these its own subpackage (over {MAX_MODULES} modules): {crowded}"

@@ -23,15 +23,22 @@ def test_defaults_are_read(tmp_path: Path) -> None:
     inst = s.instance("lab")
     assert inst.scheduler == "slurm"
     assert (inst.slurm.partition, inst.slurm.time, inst.slurm.gpus, inst.slurm.extra) == (
-        "gpu", "1-00:00:00", 2, ("--qos=normal",))
+        "gpu",
+        "1-00:00:00",
+        2,
+        ("--qos=normal",),
+    )
 
 
-@pytest.mark.parametrize("extra, field", [
-    ('slurm = { time = "four hours" }\n', "time"),
-    ('slurm = { extra = ["--qos normal; rm -rf ~"] }\n', "extra"),
-    ('slurm = { gpus = -1 }\n', "gpus"),
-    ('slurm = { partiton = "gpu" }\n', "partiton"),
-])
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        ('slurm = { time = "four hours" }\n', "time"),
+        ('slurm = { extra = ["--qos normal; rm -rf ~"] }\n', "extra"),
+        ("slurm = { gpus = -1 }\n", "gpus"),
+        ('slurm = { partiton = "gpu" }\n', "partiton"),
+    ],
+)
 def test_bad_defaults_name_the_field(tmp_path: Path, extra: str, field: str) -> None:
     with pytest.raises(ConfigError) as err:
         load(tmp_path, extra)

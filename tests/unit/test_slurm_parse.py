@@ -28,8 +28,9 @@ def test_squeue_format_22_05_states_reasons_nodes_and_limits() -> None:
     assert (jobs["444"].state, jobs["444"].time_limit_seconds) == ("CANCELLED", 300)
     waiting = jobs["445"]
     assert (waiting.state, waiting.partition, waiting.time_limit_seconds) == ("PENDING", "gpu", 86400)
-    assert waiting.reason == ("Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority "
-                              "partitions")
+    assert waiting.reason == (
+        "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
+    )
     assert {j.state for j in jobs.values()} >= {"COMPLETED", "FAILED", "CANCELLED", "PENDING", "RUNNING"}
     assert len(jobs) == len(text.splitlines())
 
@@ -51,7 +52,9 @@ def test_sacct_lines() -> None:
 def test_sinfo_nodes_and_gres_counts() -> None:
     nodes = parse_sinfo_nodes((DATA / "sinfo-22.05.txt").read_text())
     assert [(n.name, n.partition, n.state, n.gpus_total, n.gpus_used) for n in nodes] == [
-        ("vm", "debug", "mixed", 2, 2), ("vm", "gpu", "mixed", 2, 2)]
+        ("vm", "debug", "mixed", 2, 2),
+        ("vm", "gpu", "mixed", 2, 2),
+    ]
     line = "g1|mixed|gpu|gpu:a100:4(S:0-1),gpu:t4:2|gpu:a100:3(IDX:0-2),gpu:t4:0(IDX:N/A)|"
     assert (parse_sinfo_nodes(line)[0].gpus_total, parse_sinfo_nodes(line)[0].gpus_used) == (6, 3)
 

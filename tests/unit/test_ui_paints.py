@@ -26,8 +26,9 @@ def ledger_writes() -> set[str]:
 
 
 def _names_in(node: ast.expr) -> list[str]:
-    return [n.id if isinstance(n, ast.Name) else n.attr
-            for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute)]
+    return [
+        n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node) if isinstance(n, ast.Name | ast.Attribute)
+    ]
 
 
 def offences(source: str, where: str = "<source>") -> list[str]:
@@ -35,8 +36,12 @@ def offences(source: str, where: str = "<source>") -> list[str]:
     that names a ledger, or one only a Ledger has) in `source`."""
     writes, found = ledger_writes(), []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.module == LEDGER_MODULE or \
-                isinstance(node, ast.Import) and any(a.name == LEDGER_MODULE for a in node.names):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == LEDGER_MODULE
+            or isinstance(node, ast.Import)
+            and any(a.name == LEDGER_MODULE for a in node.names)
+        ):
             found.append(f"{where}:{node.lineno}: imports {LEDGER_MODULE}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in writes:
             receiver = _names_in(node.func.value)
@@ -51,21 +56,21 @@ def test_the_write_methods_are_the_ledgers() -> None:
 
 def test_the_check_finds_a_ledger_write() -> None:
     """The rule below can fail: each way ui/ used to bill is caught, what it does now is not."""
-    billed = '''
+    billed = """
 from gpu_tui.services.ledger import Ledger
 opened.ledger.observe(name, up, cfg.hourly_rate, now, cfg.currency)
 opened.ledger.close(r.name, time.time(), "shutdown")
 self._ledger.flush()
 held.observe_many(seen)
-'''
+"""
     assert len(offences(billed)) == 5, offences(billed)
-    told = '''
+    told = """
 from gpu_tui.services.billing import Billing
 opened.billing.seen_up(cfg, up, now)
 opened.billing.shut_down(r.name, time.time())
 host.close()
 sys.stdout.flush()
-'''
+"""
     assert offences(told) == []
 
 

@@ -16,7 +16,7 @@ STREAM = (
     f"{M} rec 1\n"
     "cpu 10 0 5 100 1 0 0 0 0 0\nncpu 8\nload 0.50\nmem MemTotal: 1000\nmem MemAvailable: 500\n"
     "up 100.00 100 1 (init) S 0 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\ndisk 1000 500\n"
-    f"{M} jobs\n@@job 20260101-000000-abcd\njson {{\"id\": \"x\"}}\nalive 1\n"
+    f'{M} jobs\n@@job 20260101-000000-abcd\njson {{"id": "x"}}\nalive 1\n'
     f"{M} autostop\nnow 1700000000\n"
     f"{M} apps\n1234, /usr/bin/python3, 2048, GPU-abc\n"
     f"{M} log 20260101-000000-abcd\n"

@@ -78,17 +78,23 @@ def test_every_worker_keeps_the_app_alive_on_error() -> None:
 
 def test_the_scan_sees_what_it_should() -> None:
     finder = _Finder()
-    finder.visit(ast.parse(
-        "class S:\n"
-        "    @work(group='a')\n    async def a(self): ...\n"
-        "    @work\n    async def b(self): ...\n"
-        "    @textual.work(exit_on_error=True)\n    def c(self): ...\n"
-        "    @work(exclusive=True, exit_on_error=False)\n    async def ok(self): ...\n"
-        "    def d(self):\n"
-        "        self.run_worker(x(), thread=True)\n"
-        "        self.app.run_worker(y(), exit_on_error=False)\n"
-        "        self.run_worker(z(), **kw)\n"
-    ))
+    finder.visit(
+        ast.parse(
+            "class S:\n"
+            "    @work(group='a')\n    async def a(self): ...\n"
+            "    @work\n    async def b(self): ...\n"
+            "    @textual.work(exit_on_error=True)\n    def c(self): ...\n"
+            "    @work(exclusive=True, exit_on_error=False)\n    async def ok(self): ...\n"
+            "    def d(self):\n"
+            "        self.run_worker(x(), thread=True)\n"
+            "        self.app.run_worker(y(), exit_on_error=False)\n"
+            "        self.run_worker(z(), **kw)\n"
+        )
+    )
     assert [(where, what) for where, _, what in finder.found] == [
-        ("S.a", "@work"), ("S.b", "@work"), ("S.c", "@work"), ("S.d", "run_worker"), ("S.d", "run_worker"),
+        ("S.a", "@work"),
+        ("S.b", "@work"),
+        ("S.c", "@work"),
+        ("S.d", "run_worker"),
+        ("S.d", "run_worker"),
     ]

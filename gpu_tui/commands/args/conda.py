@@ -27,5 +27,9 @@ def add_conda_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     install.add_argument("--pip", action="store_true", help=_("with the env's pip instead of conda"))
     verbs.add_parser("init", help=_("run `conda init bash` (then open a NEW shell)"))
     mirror = verbs.add_parser("mirror", help=_("point conda's channels and pip's index at a mirror, or back (default)"))
-    mirror.add_argument("mirror", choices=("tuna", "ustc", "bfsu", "aliyun", "default"), metavar="MIRROR",
-                        help=_("tuna, ustc, bfsu, aliyun, or default (what was there before)"))
+    mirror.add_argument(
+        "mirror",
+        choices=("tuna", "ustc", "bfsu", "aliyun", "default"),
+        metavar="MIRROR",
+        help=_("tuna, ustc, bfsu, aliyun, or default (what was there before)"),
+    )

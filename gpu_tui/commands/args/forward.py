@@ -26,11 +26,16 @@ def add_forward_parser(sub: Any) -> None:
     )
     fw.add_argument("name", metavar="NAME", help=_("the instance"))
     fw.add_argument(
-        "specs", nargs="+", type=_spec, metavar="PORT[:LOCAL]",
+        "specs",
+        nargs="+",
+        type=_spec,
+        metavar="PORT[:LOCAL]",
         help=_("the instance's port, and the local one (default: the same; 0: any free one)"),
     )
     fw.add_argument(
-        "--bind", default=DEFAULT_BIND, metavar="ADDR",
+        "--bind",
+        default=DEFAULT_BIND,
+        metavar="ADDR",
         help=_("the local address to listen on (default: {bind}, this machine only)").format(bind=DEFAULT_BIND),
     )
     fw.usage = "gpu-tui forward NAME PORT[:LOCAL]... [--bind ADDR]"

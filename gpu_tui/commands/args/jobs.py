@@ -17,19 +17,24 @@ def add_job_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     run.add_argument("--env", metavar="ENV", help=_("a conda env on the instance (no `conda activate` needed)"))
     run.add_argument("--cwd", metavar="DIR", help=_("working directory (default: the instance's workdir, else home)"))
     run.add_argument("--name", dest="job_name", metavar="JOB", help=_("a name to refer to the job by"))
-    run.add_argument("--setenv", action="append", default=[], metavar="K=V",
-                     help=_("environment variable (repeatable)"))
-    run.add_argument("--gpus", type=int, metavar="N",
-                     help=_("GPUs for the job: SLURM's --gpus on a cluster, else CUDA_VISIBLE_DEVICES set to the "
-                            "N least-used GPUs"))
-    run.add_argument("--partition", metavar="P", help=_("SLURM partition (scheduler = \"slurm\" instances)"))
-    run.add_argument("--time", metavar="T", help=_("SLURM time limit, e.g. 04:00:00 (scheduler = \"slurm\" instances)"))
-    run.add_argument("--tmux", action="store_true",
-                     help=_("run inside tmux (attach with `tmux attach -t gpu-tui-ID`)"))
+    run.add_argument(
+        "--setenv", action="append", default=[], metavar="K=V", help=_("environment variable (repeatable)")
+    )
+    run.add_argument(
+        "--gpus",
+        type=int,
+        metavar="N",
+        help=_("GPUs for the job: SLURM's --gpus on a cluster, else CUDA_VISIBLE_DEVICES set to the N least-used GPUs"),
+    )
+    run.add_argument("--partition", metavar="P", help=_('SLURM partition (scheduler = "slurm" instances)'))
+    run.add_argument("--time", metavar="T", help=_('SLURM time limit, e.g. 04:00:00 (scheduler = "slurm" instances)'))
+    run.add_argument("--tmux", action="store_true", help=_("run inside tmux (attach with `tmux attach -t gpu-tui-ID`)"))
     # the words after `--` are put in args.cmd by cli.parse_args, never parsed as options
     run.set_defaults(cmd=[])
-    run.usage = ("gpu-tui run NAME [--gpus N] [--partition P] [--time T] [--env ENV] [--cwd DIR] [--name JOB] "
-                 "[--setenv K=V]... [--tmux] -- CMD...")
+    run.usage = (
+        "gpu-tui run NAME [--gpus N] [--partition P] [--time T] [--env ENV] [--cwd DIR] [--name JOB] "
+        "[--setenv K=V]... [--tmux] -- CMD..."
+    )
 
     jobs = sub.add_parser("jobs", help=_("list an instance's jobs"))
     jobs.add_argument("name", metavar="NAME", help=_("the instance"))

@@ -22,14 +22,19 @@ def add_provider_parsers(sub: argparse._SubParsersAction[P]) -> None:
     login.add_argument("--token-stdin", action="store_true", help=_("read the token from stdin instead of asking"))
 
     ls = sub.add_parser("instances", help=_("the instances of the provider accounts, with status, GPU and price"))
-    ls.add_argument("provider", nargs="?", choices=API_PROVIDERS,
-                    help=_("one provider (default: every one with a token)"))
+    ls.add_argument(
+        "provider", nargs="?", choices=API_PROVIDERS, help=_("one provider (default: every one with a token)")
+    )
     ls.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
 
     imp = sub.add_parser(
-        "import", help=_("write config entries for the account's instances"),
-        description=_("Adds (or updates, matched by provider and provider_id) one config entry per instance, "
-                      "stopped ones too. Host keys are not touched: an unknown key is asked about on first connect."))
+        "import",
+        help=_("write config entries for the account's instances"),
+        description=_(
+            "Adds (or updates, matched by provider and provider_id) one config entry per instance, "
+            "stopped ones too. Host keys are not touched: an unknown key is asked about on first connect."
+        ),
+    )
     imp.add_argument("provider", choices=API_PROVIDERS, help=_("runpod, vast or autodl"))
     imp.add_argument("ids", nargs="*", metavar="ID", help=_("the provider's instance ids (default: choose)"))
     imp.add_argument("--all", action="store_true", help=_("every instance of the account"))
@@ -38,5 +43,10 @@ def add_provider_parsers(sub: argparse._SubParsersAction[P]) -> None:
     st = sub.add_parser("start", help=_("power instances on through their provider's API and wait for SSH"))
     st.add_argument("names", nargs="+", metavar="NAME", help=_("instances to power on"))
     st.add_argument("--no-wait", action="store_true", help=_("return once the provider accepted the power-on"))
-    st.add_argument("--timeout", type=float, default=900.0, metavar="SECONDS",
-                    help=_("longest wait for SSH to answer (default 900)"))
+    st.add_argument(
+        "--timeout",
+        type=float,
+        default=900.0,
+        metavar="SECONDS",
+        help=_("longest wait for SSH to answer (default 900)"),
+    )

@@ -13,7 +13,9 @@ def add_ssh_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
     ssh = sub.add_parser("ssh", help=_("a shell on an instance, or one command (exit code = the command's)"))
     ssh.add_argument("name", metavar="NAME", help=_("the instance"))
     ssh.add_argument(
-        "-t", dest="tty", action="store_true",
+        "-t",
+        dest="tty",
+        action="store_true",
         help=_("run the command on a pty, for full-screen or interactive programs (top, a python prompt)"),
     )
     # the words after `--` are put in args.cmd by cli.parse_args; None = an interactive shell

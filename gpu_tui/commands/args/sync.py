@@ -54,7 +54,8 @@ def _kib(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            _("--bwlimit wants KiB/s as a whole number, got {text!r}").format(text=text)) from None
+            _("--bwlimit wants KiB/s as a whole number, got {text!r}").format(text=text)
+        ) from None
     if value < 1:
         raise argparse.ArgumentTypeError(_("--bwlimit must be at least 1 KiB/s"))
     return value

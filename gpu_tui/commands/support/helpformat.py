@@ -31,8 +31,11 @@ class CellHelpFormatter(argparse.HelpFormatter):
         return "\n".join(indent + line for line in wrap(text, max(11, width - cell_len(indent))))
 
     def _format_usage(
-        self, usage: str | None, actions: Iterable[argparse.Action],
-        groups: Iterable[argparse._MutuallyExclusiveGroup], prefix: str | None,
+        self,
+        usage: str | None,
+        actions: Iterable[argparse.Action],
+        groups: Iterable[argparse._MutuallyExclusiveGroup],
+        prefix: str | None,
     ) -> str:
         shown = _("usage: ") if prefix is None else prefix
         if usage is not None:
@@ -54,7 +57,7 @@ class CellHelpFormatter(argparse.HelpFormatter):
             return f"{shown}{usage}\n\n"
         indent = " " * cell_len(shown + prog)
         lines = [shown + prog.rstrip()]
-        for part in _USAGE_PART.findall(usage[len(prog):]):
+        for part in _USAGE_PART.findall(usage[len(prog) :]):
             if cell_len(lines[-1]) + 1 + cell_len(part) <= self._width or lines[-1] == indent:
                 lines[-1] += " " + part if lines[-1] != indent else part
             else:

@@ -22,8 +22,12 @@ async def ship_before(host: Host, inst: InstanceConfig, settings: Settings, *, s
     try:
         notes = await ship_configured(host, inst, settings, SecretStore())
     except GpuTuiError as exc:
-        sys.stderr.write(_("gpu-tui: note: the instance's notification targets were not updated: {error}").format(
-            error=error_line(exc)) + "\n")
+        sys.stderr.write(
+            _("gpu-tui: note: the instance's notification targets were not updated: {error}").format(
+                error=error_line(exc)
+            )
+            + "\n"
+        )
         return
     for warning in notes if show_notes else ():
         print(_("note: {warning}").format(warning=warning))

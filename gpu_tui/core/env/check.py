@@ -18,7 +18,15 @@ from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.units import format_latency_ms
 
 __all__ = [
-    "Check", "EnvFacts", "Disk", "PyModule", "parse_probe", "parse_module", "build_checks", "env_json", "SECTION",
+    "Check",
+    "EnvFacts",
+    "Disk",
+    "PyModule",
+    "parse_probe",
+    "parse_module",
+    "build_checks",
+    "env_json",
+    "SECTION",
 ]
 
 SECTION = "@@section"
@@ -190,55 +198,115 @@ def build_checks(f: EnvFacts) -> list[Check]:
         checks.append(_check("nvidia-smi", True, detail))
     else:
         reason = Said(error.reason, error.reason_en) if error else say(N_("nvidia-smi printed nothing"))
-        checks.append(_check("nvidia-smi", False, reason, say(N_(
-            "is this instance running with a GPU (not in no-GPU mode)? "
-            "if it is, the driver failed: restart the instance or ask the provider"))))
+        checks.append(
+            _check(
+                "nvidia-smi",
+                False,
+                reason,
+                say(
+                    N_(
+                        "is this instance running with a GPU (not in no-GPU mode)? "
+                        "if it is, the driver failed: restart the instance or ask the provider"
+                    )
+                ),
+            )
+        )
     if f.python_version:
         checks.append(_check("python", True, _said(f"python3 {f.python_version}")))
     else:
-        checks.append(_check("python", False, say(N_("no python3 on PATH")),
-                             say(N_("install python3, or use a conda env (--env)"))))
+        checks.append(
+            _check(
+                "python", False, say(N_("no python3 on PATH")), say(N_("install python3, or use a conda env (--env)"))
+            )
+        )
     if f.conda_path:
         conda_version = _said(f.conda_version) if f.conda_version else say(N_("version unknown"))
         checks.append(_check("conda", True, say("{path} ({version})", path=f.conda_path, version=conda_version)))
         if f.conda_init:
             checks.append(_check("conda init", True, say(N_("done in {files}"), files=", ".join(f.conda_init))))
         else:
-            checks.append(_check("conda init", False,
-                                 say(N_("conda is not set up for your shell (`conda activate` fails)")),
-                                 say(N_("run `{conda} init bash`, then open a NEW shell"), conda=f.conda_path)))
+            checks.append(
+                _check(
+                    "conda init",
+                    False,
+                    say(N_("conda is not set up for your shell (`conda activate` fails)")),
+                    say(N_("run `{conda} init bash`, then open a NEW shell"), conda=f.conda_path),
+                )
+            )
     else:
         looked = "$CONDA_EXE, PATH, ~/miniconda3, ~/anaconda3, ~/miniforge3, /opt/conda"
-        checks.append(_check("conda", False, say(N_("no conda (looked in {places})"), places=looked),
-                             say(N_("install Miniconda, or use python3 with pip"))))
+        checks.append(
+            _check(
+                "conda",
+                False,
+                say(N_("no conda (looked in {places})"), places=looked),
+                say(N_("install Miniconda, or use python3 with pip")),
+            )
+        )
     where = say(" ({python})", python=_said(f.python_checked)) if f.python_checked else _said("")
     if f.torch is not None:
         t = f.torch
         if t.error:
-            checks.append(_check(
-                "torch", False, say(N_("not importable{where}: {error}"), where=where, error=_said(t.error)),
-                say(N_("pip install torch (the CUDA build that matches the driver: pytorch.org/get-started)"))))
+            checks.append(
+                _check(
+                    "torch",
+                    False,
+                    say(N_("not importable{where}: {error}"), where=where, error=_said(t.error)),
+                    say(N_("pip install torch (the CUDA build that matches the driver: pytorch.org/get-started)")),
+                )
+            )
         elif t.cuda_available:
-            checks.append(_check("torch", True, say(N_("{version}, CUDA {cuda}, sees the GPU{where}"),
-                                                    version=t.version, cuda=t.cuda or "?", where=where)))
+            checks.append(
+                _check(
+                    "torch",
+                    True,
+                    say(
+                        N_("{version}, CUDA {cuda}, sees the GPU{where}"),
+                        version=t.version,
+                        cuda=t.cuda or "?",
+                        where=where,
+                    ),
+                )
+            )
         elif t.version and ("+cpu" in t.version or not t.cuda):
-            checks.append(_check("torch", False, say(N_("{version} is the CPU build{where}"), version=t.version,
-                                                     where=where),
-                                 say(N_("reinstall the CUDA build of torch (pytorch.org/get-started)"))))
+            checks.append(
+                _check(
+                    "torch",
+                    False,
+                    say(N_("{version} is the CPU build{where}"), version=t.version, where=where),
+                    say(N_("reinstall the CUDA build of torch (pytorch.org/get-started)")),
+                )
+            )
         else:
-            checks.append(_check("torch", False, say(N_("{version} (CUDA {cuda}) cannot see a GPU{where}"),
-                                                     version=t.version, cuda=t.cuda, where=where),
-                                 say(N_("the driver may be too old for this CUDA build: "
-                                        "install a torch built for the driver's CUDA"))))
+            checks.append(
+                _check(
+                    "torch",
+                    False,
+                    say(
+                        N_("{version} (CUDA {cuda}) cannot see a GPU{where}"),
+                        version=t.version,
+                        cuda=t.cuda,
+                        where=where,
+                    ),
+                    say(
+                        N_("the driver may be too old for this CUDA build: install a torch built for the driver's CUDA")
+                    ),
+                )
+            )
     if f.paddle is not None and f.paddle.error is None:
         ok = bool(f.paddle.cuda_available)
         seen = N_("{version}, sees the GPU") if ok else N_("{version}, cannot see the GPU")
-        checks.append(_check("paddle", ok, say(seen, version=f.paddle.version),
-                             None if ok else say(N_("install paddlepaddle-gpu for the driver's CUDA"))))
+        checks.append(
+            _check(
+                "paddle",
+                ok,
+                say(seen, version=f.paddle.version),
+                None if ok else say(N_("install paddlepaddle-gpu for the driver's CUDA")),
+            )
+        )
     for d in f.disks:
         low = d.free_gib < LOW_DISK_GIB
-        fix = say(N_("free space: `gpu-tui jobs NAME --prune`, clear caches (~/.cache), "
-                     "or keep data on the data disk"))
+        fix = say(N_("free space: `gpu-tui jobs NAME --prune`, clear caches (~/.cache), or keep data on the data disk"))
         detail = say(N_("{free:g} of {total:g} GiB free"), free=d.free_gib, total=d.total_gib)
         checks.append(_check(f"disk {d.path}", not low, detail, fix if low else None))
     checks += _index_checks(f)
@@ -246,9 +314,14 @@ def build_checks(f: EnvFacts) -> list[Check]:
         avail = f.mem_available_gib
         low = avail is not None and avail < LOW_MEMORY_GIB
         shown = avail if avail is not None else "?"
-        checks.append(_check("memory", not low,
-                             say(N_("{available} of {total:g} GiB available"), available=shown, total=f.mem_total_gib),
-                             say(N_("something is using the RAM: see the processes, or stop a job")) if low else None))
+        checks.append(
+            _check(
+                "memory",
+                not low,
+                say(N_("{available} of {total:g} GiB available"), available=shown, total=f.mem_total_gib),
+                say(N_("something is using the RAM: see the processes, or stop a job")) if low else None,
+            )
+        )
     return checks
 
 
@@ -259,11 +332,21 @@ def _index_checks(f: EnvFacts) -> list[Check]:
         if a.answers:
             out.append(_check(name, True, say(N_("{url} answers in {time}"), url=a.url, time=format_latency_ms(a.ms))))
             continue
-        why = (say(N_("{url} answers HTTP {status}"), url=a.url, status=a.status) if a.status is not None
-               else say(N_("{url} does not answer from the instance: {error}"), url=a.url,
-                        error=_said(a.error or "no answer")))
-        out.append(_check(name, False, why, say(N_(
-            "use a mirror that answers: gpu-tui conda NAME mirror tuna (or ustc, bfsu, aliyun)"))))
+        why = (
+            say(N_("{url} answers HTTP {status}"), url=a.url, status=a.status)
+            if a.status is not None
+            else say(
+                N_("{url} does not answer from the instance: {error}"), url=a.url, error=_said(a.error or "no answer")
+            )
+        )
+        out.append(
+            _check(
+                name,
+                False,
+                why,
+                say(N_("use a mirror that answers: gpu-tui conda NAME mirror tuna (or ustc, bfsu, aliyun)")),
+            )
+        )
     return out
 
 
@@ -275,8 +358,15 @@ def env_json(f: EnvFacts, checks: list[Check]) -> dict[str, object]:
         torch = {"version": f.torch.version, "cuda_available": f.torch.cuda_available}
     return {
         # English whatever the language: JSON values are not translated
-        "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail if c.detail_en is None else c.detail_en,
-                    "fix": c.fix if c.fix_en is None else c.fix_en} for c in checks],
+        "checks": [
+            {
+                "name": c.name,
+                "ok": c.ok,
+                "detail": c.detail if c.detail_en is None else c.detail_en,
+                "fix": c.fix if c.fix_en is None else c.fix_en,
+            }
+            for c in checks
+        ],
         "driver_version": version["driver_version"],
         "cuda_version": version["cuda_version"],
         "python_version": f.python_version,
@@ -284,6 +374,8 @@ def env_json(f: EnvFacts, checks: list[Check]) -> dict[str, object]:
         "conda_version": f.conda_version,
         "torch": torch,
         "disks": [{"path": d.path, "free_gib": d.free_gib, "total_gib": d.total_gib} for d in f.disks],
-        "indexes": [{"tool": a.tool, "url": a.url, "answers": a.answers, "status": a.status, "ms": a.ms,
-                     "error": a.error} for a in f.indexes],
+        "indexes": [
+            {"tool": a.tool, "url": a.url, "answers": a.answers, "status": a.status, "ms": a.ms, "error": a.error}
+            for a in f.indexes
+        ],
     }

@@ -15,9 +15,21 @@ import re
 from dataclasses import dataclass
 
 __all__ = [
-    "IndexAnswer", "Mirror", "MIRRORS", "MIRROR_NAMES", "CONDA_KEYS", "condarc_with", "condarc_without",
-    "pip_conf_with", "pip_conf_without", "conda_channel_url", "pip_index_url", "DEFAULT_CONDA", "DEFAULT_PIP",
-    "probe_path", "parse_probe_lines",
+    "IndexAnswer",
+    "Mirror",
+    "MIRRORS",
+    "MIRROR_NAMES",
+    "CONDA_KEYS",
+    "condarc_with",
+    "condarc_without",
+    "pip_conf_with",
+    "pip_conf_without",
+    "conda_channel_url",
+    "pip_index_url",
+    "DEFAULT_CONDA",
+    "DEFAULT_PIP",
+    "probe_path",
+    "parse_probe_lines",
 ]
 
 DEFAULT_CONDA = "https://repo.anaconda.com/pkgs/main"
@@ -57,14 +69,30 @@ class Mirror:
 MIRRORS: dict[str, Mirror] = {
     m.name: m
     for m in (
-        Mirror("tuna", "https://mirrors.tuna.tsinghua.edu.cn/anaconda", "https://pypi.tuna.tsinghua.edu.cn/simple",
-               "https://mirrors.tuna.tsinghua.edu.cn/help/anaconda/"),
-        Mirror("ustc", "https://mirrors.ustc.edu.cn/anaconda", "https://mirrors.ustc.edu.cn/pypi/simple",
-               "https://mirrors.ustc.edu.cn/help/anaconda.html"),
-        Mirror("bfsu", "https://mirrors.bfsu.edu.cn/anaconda", "https://mirrors.bfsu.edu.cn/pypi/web/simple",
-               "https://mirrors.bfsu.edu.cn/help/anaconda/"),
-        Mirror("aliyun", "https://mirrors.aliyun.com/anaconda", "https://mirrors.aliyun.com/pypi/simple/",
-               "https://developer.aliyun.com/mirror/anaconda"),
+        Mirror(
+            "tuna",
+            "https://mirrors.tuna.tsinghua.edu.cn/anaconda",
+            "https://pypi.tuna.tsinghua.edu.cn/simple",
+            "https://mirrors.tuna.tsinghua.edu.cn/help/anaconda/",
+        ),
+        Mirror(
+            "ustc",
+            "https://mirrors.ustc.edu.cn/anaconda",
+            "https://mirrors.ustc.edu.cn/pypi/simple",
+            "https://mirrors.ustc.edu.cn/help/anaconda.html",
+        ),
+        Mirror(
+            "bfsu",
+            "https://mirrors.bfsu.edu.cn/anaconda",
+            "https://mirrors.bfsu.edu.cn/pypi/web/simple",
+            "https://mirrors.bfsu.edu.cn/help/anaconda/",
+        ),
+        Mirror(
+            "aliyun",
+            "https://mirrors.aliyun.com/anaconda",
+            "https://mirrors.aliyun.com/pypi/simple/",
+            "https://developer.aliyun.com/mirror/anaconda",
+        ),
     )
 }
 MIRROR_NAMES = (*MIRRORS, "default")
@@ -141,8 +169,9 @@ def pip_conf_without(text: str) -> str:
 def pip_conf_with(text: str, index_url: str) -> str:
     """`text` with `[global] index-url = index_url`, the one line replaced or added."""
     lines = pip_conf_without(text).splitlines()
-    at = next((i for i, x in enumerate(lines) if (m := _SECTION.match(x)) and m.group(1).strip().lower() == "global"),
-              None)
+    at = next(
+        (i for i, x in enumerate(lines) if (m := _SECTION.match(x)) and m.group(1).strip().lower() == "global"), None
+    )
     if at is None:
         lines = ["[global]", f"index-url = {index_url}"] + ([""] + lines if lines else [])
     else:
@@ -240,7 +269,12 @@ def parse_probe_lines(text: str) -> list[IndexAnswer]:
             continue
         if isinstance(row, dict) and "url" in row:
             status = row.get("status")
-            out.append(IndexAnswer(str(row["url"]), status if isinstance(status, int) else None,
-                                   row.get("ms") if isinstance(row.get("ms"), int) else None,
-                                   str(row["error"]) if row.get("error") else None))
+            out.append(
+                IndexAnswer(
+                    str(row["url"]),
+                    status if isinstance(status, int) else None,
+                    row.get("ms") if isinstance(row.get("ms"), int) else None,
+                    str(row["error"]) if row.get("error") else None,
+                )
+            )
     return out

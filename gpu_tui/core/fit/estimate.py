@@ -20,9 +20,26 @@ from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.models import GpuSample
 
 __all__ = [
-    "COMMON_CARDS", "DTYPES", "GIB", "TRAIN_MODES", "Card", "CardFit", "Estimate", "ModelSpec",
-    "breakdown", "cheapest_fit", "count_params", "estimate", "estimate_json", "fit_cards", "instance_card",
-    "lora_params", "parse_count", "shape_from_config", "spec_from_config", "spec_from_name",
+    "COMMON_CARDS",
+    "DTYPES",
+    "GIB",
+    "TRAIN_MODES",
+    "Card",
+    "CardFit",
+    "Estimate",
+    "ModelSpec",
+    "breakdown",
+    "cheapest_fit",
+    "count_params",
+    "estimate",
+    "estimate_json",
+    "fit_cards",
+    "instance_card",
+    "lora_params",
+    "parse_count",
+    "shape_from_config",
+    "spec_from_config",
+    "spec_from_name",
 ]
 
 GIB = float(2**30)
@@ -168,13 +185,18 @@ def estimate(spec: ModelSpec, dtype: str, context: int, batch: int, train: str) 
     """What `spec` needs in `dtype`, serving (`train="none"`) `batch` sequences of `context`
     tokens, or fine-tuning on them (`lora`, `full`)."""
     if dtype not in DTYPES:
-        raise InputError(_("--dtype must be one of {choices}, got {got!r}").format(
-            choices=", ".join(DTYPES), got=dtype))
+        raise InputError(
+            _("--dtype must be one of {choices}, got {got!r}").format(choices=", ".join(DTYPES), got=dtype)
+        )
     if train not in TRAIN_MODES:
         raise InputError(_("--train must be none, lora or full, got {got!r}").format(got=train))
     if train == "full" and DTYPES[dtype] < 2:
-        raise InputError(_("full fine-tuning needs fp32, bf16 or fp16 weights: use --train lora with "
-                           "{dtype} (QLoRA), or --dtype bf16").format(dtype=dtype))
+        raise InputError(
+            _(
+                "full fine-tuning needs fp32, bf16 or fp16 weights: use --train lora with "
+                "{dtype} (QLoRA), or --dtype bf16"
+            ).format(dtype=dtype)
+        )
     p, s = spec.params, spec.shape
     notes: list[str] = []
     weights = p * DTYPES[dtype]
@@ -189,8 +211,12 @@ def estimate(spec: ModelSpec, dtype: str, context: int, batch: int, train: str) 
         if s is not None:
             kv = kv_elements_per_token(s) * context * batch * act_bytes
         else:
-            notes.append(N_("KV cache not counted: the size alone does not give layers and heads "
-                            "(name a model or give its config.json)"))
+            notes.append(
+                N_(
+                    "KV cache not counted: the size alone does not give layers and heads "
+                    "(name a model or give its config.json)"
+                )
+            )
     else:
         if train == "full":
             # accelerate: fp32 master weights (mixed precision only), fp32 gradients, Adam m and v
@@ -203,12 +229,24 @@ def estimate(spec: ModelSpec, dtype: str, context: int, batch: int, train: str) 
             act = ACTIVATION_BYTES_PER_LAYER * tokens * s.hidden * s.layers * act_bytes / 2
             act += tokens * s.vocab * 4.0  # the logits, upcast to fp32 for the loss
         else:
-            notes.append(N_("activations not counted: the size alone does not give layers and width "
-                            "(name a model or give its config.json)"))
+            notes.append(
+                N_(
+                    "activations not counted: the size alone does not give layers and width "
+                    "(name a model or give its config.json)"
+                )
+            )
     return Estimate(
-        spec.name, p, dtype, context, batch, train, weights / GIB,
-        None if kv is None else kv / GIB, None if act is None else act / GIB,
-        None if opt is None else opt / GIB, tuple(notes),
+        spec.name,
+        p,
+        dtype,
+        context,
+        batch,
+        train,
+        weights / GIB,
+        None if kv is None else kv / GIB,
+        None if act is None else act / GIB,
+        None if opt is None else opt / GIB,
+        tuple(notes),
     )
 
 
@@ -266,8 +304,12 @@ def estimate_json(est: Estimate, fits: list[CardFit]) -> dict[str, Any]:
         "optimizer_gib": _round(est.optimizer_gib),
         "total_gib": _round(est.total_gib),
         "fits": [
-            {"instance": f.card.instance, "gpu": f.card.gpu or None,
-             "memory_gib": _round(f.card.memory_gib) if f.card.memory_mib > 0 else None, "fits": f.fits}
+            {
+                "instance": f.card.instance,
+                "gpu": f.card.gpu or None,
+                "memory_gib": _round(f.card.memory_gib) if f.card.memory_mib > 0 else None,
+                "fits": f.fits,
+            }
             for f in fits
         ],
     }
@@ -291,16 +333,22 @@ def spec_from_name(text: str) -> ModelSpec:
     count = parse_count(text)
     if count is not None:
         if count > 5e12:
-            raise InputError(_("{text!r} is more than 5000b parameters: give the size in billions, "
-                               "like 7b or 0.5b").format(text=text))
+            raise InputError(
+                _("{text!r} is more than 5000b parameters: give the size in billions, like 7b or 0.5b").format(
+                    text=text
+                )
+            )
         return ModelSpec(text.strip().lower(), count)
     known: KnownModel | None = find_model(text)
     if known is not None:
         return ModelSpec(known.name, count_params(known.shape), known.shape)
     close = close_names(text)
     hint = _(" (did you mean {names}?)").format(names=", ".join(close)) if close else ""
-    raise InputError(_("unknown model {text!r}{hint}: give a size like 7b, a config.json path, "
-                       "or a name from `gpu-tui fit --list`").format(text=text, hint=hint))
+    raise InputError(
+        _(
+            "unknown model {text!r}{hint}: give a size like 7b, a config.json path, or a name from `gpu-tui fit --list`"
+        ).format(text=text, hint=hint)
+    )
 
 
 def _int(cfg: dict[str, Any], *keys: str, default: int | None = None) -> int:
@@ -328,7 +376,11 @@ def shape_from_config(cfg: dict[str, Any]) -> Shape:
     model_type = str(cfg.get("model_type", ""))
     experts = _int(cfg, "num_local_experts", "num_experts", "n_routed_experts", default=0)
     return Shape(
-        layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads, head_dim=head_dim,
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
         intermediate=_int(cfg, "intermediate_size", "ffn_hidden_size", default=4 * hidden),
         vocab=_int(cfg, "vocab_size", "padded_vocab_size"),
         tied=bool(cfg.get("tie_word_embeddings", model_type.startswith("gemma"))),
@@ -337,7 +389,8 @@ def shape_from_config(cfg: dict[str, Any]) -> Shape:
         norms_per_layer=4 if model_type in ("gemma2", "gemma3_text") else 2,
         experts=experts,
         expert_intermediate=_int(cfg, "moe_intermediate_size", default=_int(cfg, "intermediate_size", default=0))
-        if experts else 0,
+        if experts
+        else 0,
         shared_experts=_int(cfg, "n_shared_experts", default=0),
         shared_expert_intermediate=_int(cfg, "shared_expert_intermediate_size", default=0) if experts else 0,
         dense_layers=_int(cfg, "first_k_dense_replace", default=0),
@@ -353,14 +406,18 @@ def spec_from_config(text: str, where: str) -> ModelSpec:
     try:
         cfg = json.loads(text)
     except ValueError as exc:
-        raise InputError(_("{where} is not JSON ({why}): give a Hugging Face config.json").format(
-            where=where, why=exc)) from None
+        raise InputError(
+            _("{where} is not JSON ({why}): give a Hugging Face config.json").format(where=where, why=exc)
+        ) from None
     if not isinstance(cfg, dict):
         raise InputError(_("{where} is not a config.json (no object at the top)").format(where=where))
     try:
         shape = shape_from_config(cfg)
     except ValueError as exc:
-        raise InputError(_("{where} has no usable {field!r}: is it a decoder model's config.json?").format(
-            where=where, field=str(exc))) from None
+        raise InputError(
+            _("{where} has no usable {field!r}: is it a decoder model's config.json?").format(
+                where=where, field=str(exc)
+            )
+        ) from None
     name = str(cfg.get("_name_or_path") or cfg.get("model_type") or where)
     return ModelSpec(name, count_params(shape), shape)

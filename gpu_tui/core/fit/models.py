@@ -82,8 +82,21 @@ _QWEN25_32B = _qwen25(64, 5120, 40, 8, 27648, 152064, False)
 _LLAMA31_8B = _llama(32, 4096, 32, 8, 14336, 128256)
 _LLAMA31_70B = _llama(80, 8192, 64, 8, 28672, 128256)
 _DEEPSEEK_V3 = Shape(
-    61, 7168, 128, 128, 128, 18432, 129280, experts=256, expert_intermediate=2048, shared_experts=1,
-    dense_layers=3, q_lora_rank=1536, kv_lora_rank=512, rope_head_dim=64, v_head_dim=128,
+    61,
+    7168,
+    128,
+    128,
+    128,
+    18432,
+    129280,
+    experts=256,
+    expert_intermediate=2048,
+    shared_experts=1,
+    dense_layers=3,
+    q_lora_rank=1536,
+    kv_lora_rank=512,
+    rope_head_dim=64,
+    v_head_dim=128,
 )
 
 MODELS: tuple[KnownModel, ...] = (
@@ -100,21 +113,30 @@ MODELS: tuple[KnownModel, ...] = (
     KnownModel("qwen3-8b", "Qwen/Qwen3-8B", _qwen3(36, 4096, 32, 8, 12288, False)),
     KnownModel("qwen3-14b", "Qwen/Qwen3-14B", _qwen3(40, 5120, 40, 8, 17408, False)),
     KnownModel("qwen3-32b", "Qwen/Qwen3-32B", _qwen3(64, 5120, 64, 8, 25600, False)),
-    KnownModel("qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B", Shape(
-        48, 2048, 32, 4, 128, 6144, 151936, qk_norm=True, experts=128, expert_intermediate=768)),
-    KnownModel("qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B", Shape(
-        94, 4096, 64, 4, 128, 12288, 151936, qk_norm=True, experts=128, expert_intermediate=1536)),
-    KnownModel("llama-3.2-1b", "meta-llama/Llama-3.2-1B-Instruct",
-               Shape(16, 2048, 32, 8, 64, 8192, 128256, tied=True)),
-    KnownModel("llama-3.2-3b", "meta-llama/Llama-3.2-3B-Instruct",
-               Shape(28, 3072, 24, 8, 128, 8192, 128256, tied=True)),
+    KnownModel(
+        "qwen3-30b-a3b",
+        "Qwen/Qwen3-30B-A3B",
+        Shape(48, 2048, 32, 4, 128, 6144, 151936, qk_norm=True, experts=128, expert_intermediate=768),
+    ),
+    KnownModel(
+        "qwen3-235b-a22b",
+        "Qwen/Qwen3-235B-A22B",
+        Shape(94, 4096, 64, 4, 128, 12288, 151936, qk_norm=True, experts=128, expert_intermediate=1536),
+    ),
+    KnownModel("llama-3.2-1b", "meta-llama/Llama-3.2-1B-Instruct", Shape(16, 2048, 32, 8, 64, 8192, 128256, tied=True)),
+    KnownModel(
+        "llama-3.2-3b", "meta-llama/Llama-3.2-3B-Instruct", Shape(28, 3072, 24, 8, 128, 8192, 128256, tied=True)
+    ),
     KnownModel("llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct", _LLAMA31_8B),
     KnownModel("llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct", _LLAMA31_70B),
     KnownModel("llama-3.3-70b", "meta-llama/Llama-3.3-70B-Instruct", _LLAMA31_70B),
     KnownModel("llama-2-7b", "meta-llama/Llama-2-7b-hf", _llama(32, 4096, 32, 32, 11008, 32000)),
     KnownModel("llama-2-70b", "meta-llama/Llama-2-70b-hf", _llama(80, 8192, 64, 8, 28672, 32000)),
-    KnownModel("deepseek-r1-distill-qwen-1.5b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B",
-               _qwen25(28, 1536, 12, 2, 8960, 151936, False)),
+    KnownModel(
+        "deepseek-r1-distill-qwen-1.5b",
+        "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B",
+        _qwen25(28, 1536, 12, 2, 8960, 151936, False),
+    ),
     KnownModel("deepseek-r1-distill-qwen-7b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", _QWEN25_7B),
     KnownModel("deepseek-r1-distill-qwen-14b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", _QWEN25_14B),
     KnownModel("deepseek-r1-distill-qwen-32b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", _QWEN25_32B),
@@ -122,24 +144,30 @@ MODELS: tuple[KnownModel, ...] = (
     KnownModel("deepseek-r1-distill-llama-70b", "deepseek-ai/DeepSeek-R1-Distill-Llama-70B", _LLAMA31_70B),
     KnownModel("deepseek-v3", "deepseek-ai/DeepSeek-V3", _DEEPSEEK_V3),
     KnownModel("deepseek-r1", "deepseek-ai/DeepSeek-R1", _DEEPSEEK_V3),
-    KnownModel("glm-4-9b", "THUDM/glm-4-9b-chat",
-               Shape(40, 4096, 32, 2, 128, 13696, 151552, qkv_bias=True)),
+    KnownModel("glm-4-9b", "THUDM/glm-4-9b-chat", Shape(40, 4096, 32, 2, 128, 13696, 151552, qkv_bias=True)),
     KnownModel("mistral-7b", "mistralai/Mistral-7B-Instruct-v0.3", _llama(32, 4096, 32, 8, 14336, 32768)),
     KnownModel("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1", _llama(32, 4096, 32, 8, 14336, 32000)),
-    KnownModel("mistral-nemo-12b", "mistralai/Mistral-Nemo-Instruct-2407",
-               Shape(40, 5120, 32, 8, 128, 14336, 131072)),
-    KnownModel("mixtral-8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1",
-               Shape(32, 4096, 32, 8, 128, 14336, 32000, experts=8, expert_intermediate=14336)),
+    KnownModel("mistral-nemo-12b", "mistralai/Mistral-Nemo-Instruct-2407", Shape(40, 5120, 32, 8, 128, 14336, 131072)),
+    KnownModel(
+        "mixtral-8x7b",
+        "mistralai/Mixtral-8x7B-Instruct-v0.1",
+        Shape(32, 4096, 32, 8, 128, 14336, 32000, experts=8, expert_intermediate=14336),
+    ),
     KnownModel("yi-1.5-6b", "01-ai/Yi-1.5-6B-Chat", _llama(32, 4096, 32, 4, 11008, 64000)),
     KnownModel("yi-1.5-9b", "01-ai/Yi-1.5-9B", _llama(48, 4096, 32, 4, 11008, 64000)),
     KnownModel("yi-1.5-34b", "01-ai/Yi-1.5-34B-Chat", _llama(60, 7168, 56, 8, 20480, 64000)),
     KnownModel("gemma-2b", "google/gemma-2b", Shape(18, 2048, 8, 1, 256, 16384, 256000, tied=True)),
-    KnownModel("gemma-2-2b", "google/gemma-2-2b-it",
-               Shape(26, 2304, 8, 4, 256, 9216, 256000, tied=True, norms_per_layer=4)),
-    KnownModel("gemma-2-9b", "google/gemma-2-9b-it",
-               Shape(42, 3584, 16, 8, 256, 14336, 256000, tied=True, norms_per_layer=4)),
-    KnownModel("gemma-2-27b", "google/gemma-2-27b-it",
-               Shape(46, 4608, 32, 16, 128, 36864, 256000, tied=True, norms_per_layer=4)),
+    KnownModel(
+        "gemma-2-2b", "google/gemma-2-2b-it", Shape(26, 2304, 8, 4, 256, 9216, 256000, tied=True, norms_per_layer=4)
+    ),
+    KnownModel(
+        "gemma-2-9b", "google/gemma-2-9b-it", Shape(42, 3584, 16, 8, 256, 14336, 256000, tied=True, norms_per_layer=4)
+    ),
+    KnownModel(
+        "gemma-2-27b",
+        "google/gemma-2-27b-it",
+        Shape(46, 4608, 32, 16, 128, 36864, 256000, tied=True, norms_per_layer=4),
+    ),
 )
 
 _BY_NAME = {m.name: m for m in MODELS}

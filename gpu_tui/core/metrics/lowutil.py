@@ -51,18 +51,25 @@ class LowUtil:
         """One short line: what is low and why (the host panel, the notification's title)."""
         pct = f"{self.gpu_percent:.0f}%"
         if self.kind == "loader":
-            return _("GPU only {percent} busy for {minutes} min while the CPU is saturated: "
-                     "the data loader is the bottleneck").format(percent=pct, minutes=self.minutes)
-        return _("GPU only {percent} busy for {minutes} min with the CPU idle and VRAM mostly free: "
-                 "the batch is small").format(percent=pct, minutes=self.minutes)
+            return _(
+                "GPU only {percent} busy for {minutes} min while the CPU is saturated: "
+                "the data loader is the bottleneck"
+            ).format(percent=pct, minutes=self.minutes)
+        return _(
+            "GPU only {percent} busy for {minutes} min with the CPU idle and VRAM mostly free: the batch is small"
+        ).format(percent=pct, minutes=self.minutes)
 
     def advice(self) -> str:
         """What to try, in one line."""
         if self.kind == "loader":
-            return _("Try more DataLoader workers (num_workers), pin_memory=True, and moving "
-                     "preprocessing/augmentation onto the GPU.")
-        return _("Try a larger batch size (scale the learning rate with it), or fewer "
-                 "synchronisations per step (.item(), printing every step).")
+            return _(
+                "Try more DataLoader workers (num_workers), pin_memory=True, and moving "
+                "preprocessing/augmentation onto the GPU."
+            )
+        return _(
+            "Try a larger batch size (scale the learning rate with it), or fewer "
+            "synchronisations per step (.item(), printing every step)."
+        )
 
 
 def _mean(values: list[float]) -> float:

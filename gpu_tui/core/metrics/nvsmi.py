@@ -61,9 +61,7 @@ _NUMBER = re.compile(r"\s*([-+]?[0-9]+(?:\.[0-9]+)?)\s*(?:%|[A-Za-z]+(?:/[A-Za-z
 _MAX_NUMBER_LEN = 24  # longer digit runs are not readings; int() of huge strings is slow
 
 
-def query_gpu_argv(
-    interval_ms: int | None = None, *, fields: tuple[str, ...] = QUERY_FIELDS
-) -> list[str]:
+def query_gpu_argv(interval_ms: int | None = None, *, fields: tuple[str, ...] = QUERY_FIELDS) -> list[str]:
     """`nvidia-smi --query-gpu=... --format=csv,noheader,nounits [-lms MS]` as an argv list.
 
     Pass `fields=LEGACY_QUERY_FIELDS` for drivers that reject `mig.mode.current`.
@@ -256,8 +254,9 @@ def _line_error(line: str) -> GpuError | None:
             if not detail or detail.lower().startswith("gpu is lost"):
                 lost = say(N_("GPU lost: GPU {bus_id} is lost, reboot to recover it"), bus_id=bus_id)
                 return gpu_error(kind, lost, raw)
-            return gpu_error(kind, say(N_("GPU lost: GPU {bus_id} cannot be reached ({detail})"), bus_id=bus_id,
-                                       detail=detail), raw)
+            return gpu_error(
+                kind, say(N_("GPU lost: GPU {bus_id} cannot be reached ({detail})"), bus_id=bus_id, detail=detail), raw
+            )
         # NVML could not start for another reason ("Unknown Error" in a container, ...).
         detail = raw.split(":", 1)[1].strip().rstrip(".") if ":" in raw else ""
         return gpu_error(kind, say(N_("driver failed: NVML could not start ({detail})"), detail=detail or raw), raw)

@@ -147,4 +147,3 @@ class RecordParser:
         if word == "missing":
             return WatchFail("missing")
         return None
-

@@ -136,10 +136,16 @@ class LaptopRules:
         idle = inst.idle_seconds
         if self._once.update(("idle", inst.name), idle is not None and idle >= self.idle_minutes * 60):
             assert idle is not None
-            out.append(Notice("idle", inst.name, _("{name} idle for {duration}").format(
-                name=inst.name, duration=format_duration_s(idle)), _(
-                "Every GPU idle and no job running; still billing {rate}.").format(
-                rate=format_rate_per_hour(inst.hourly_rate, currency_of(inst.currency, self.currency)))))
+            out.append(
+                Notice(
+                    "idle",
+                    inst.name,
+                    _("{name} idle for {duration}").format(name=inst.name, duration=format_duration_s(idle)),
+                    _("Every GPU idle and no job running; still billing {rate}.").format(
+                        rate=format_rate_per_hour(inst.hourly_rate, currency_of(inst.currency, self.currency))
+                    ),
+                )
+            )
         down = inst.state in UNREACHABLE_STATES
         if not down:
             self._down_since.pop(inst.name, None)
@@ -152,8 +158,16 @@ class LaptopRules:
             body = _("It may still be billing; check the provider's console.")
             if inst.last_message:
                 body = _("Last error: {error}").format(error=inst.last_message) + "\n" + body
-            out.append(Notice("unreachable", inst.name, _("{name} unreachable for {duration}").format(
-                name=inst.name, duration=format_duration_s(now - since)), body))
+            out.append(
+                Notice(
+                    "unreachable",
+                    inst.name,
+                    _("{name} unreachable for {duration}").format(
+                        name=inst.name, duration=format_duration_s(now - since)
+                    ),
+                    body,
+                )
+            )
         low = inst.low_util
         if self._once.update(("low_util", inst.name), low is not None and inst.state == "online"):
             assert low is not None
@@ -163,17 +177,21 @@ class LaptopRules:
     def _balance(self, facts: FleetFacts) -> Notice:
         names = [i.name for i in facts.instances if i.autodl and i.billing]
         title = _("AutoDL balance runs out in ~{duration}").format(
-            duration=format_duration_s((facts.balance_hours_left or 0) * 3600))
+            duration=format_duration_s((facts.balance_hours_left or 0) * 3600)
+        )
         body = _("{balance} left; {names} billing. Top up or shut down.").format(
-            balance=format_money(facts.balance, self.currency), names=", ".join(names) or "-")
+            balance=format_money(facts.balance, self.currency), names=", ".join(names) or "-"
+        )
         return Notice("balance", None, title, body)
 
     def _budget(self, facts: FleetFacts) -> Notice:
         names = [i.name for i in facts.instances if i.billing]
         title = _("Daily budget passed: {cost} of {budget}").format(
-            cost=format_money(facts.today_cost, self.currency), budget=format_money(self.budget_daily, self.currency))
+            cost=format_money(facts.today_cost, self.currency), budget=format_money(self.budget_daily, self.currency)
+        )
         body = _("Burning {rate}: {names}.").format(
-            rate=format_rate_per_hour(facts.burn_per_hour, self.currency), names=", ".join(names) or "-")
+            rate=format_rate_per_hour(facts.burn_per_hour, self.currency), names=", ".join(names) or "-"
+        )
         return Notice("budget", None, title, body)
 
 

@@ -38,7 +38,17 @@ __all__ = [
 ]
 
 INSTANCE_SCHEMES = (
-    "json", "jsons", "ntfy", "ntfys", "lark", "feishu", "dingtalk", "wecombot", "schan", "pushplus", "tgram",
+    "json",
+    "jsons",
+    "ntfy",
+    "ntfys",
+    "lark",
+    "feishu",
+    "dingtalk",
+    "wecombot",
+    "schan",
+    "pushplus",
+    "tgram",
     "autodl-wechat",
 )
 """Schemes the instance sends itself; the rest (slack, discord, mailto, ...) are laptop-only."""
@@ -92,7 +102,7 @@ def endpoint(scheme: str, base: str | None) -> str:
     if not base:
         return url
     parts = urlsplit(url)
-    return base.rstrip("/") + url[len(f"{parts.scheme}://{parts.netloc}"):]
+    return base.rstrip("/") + url[len(f"{parts.scheme}://{parts.netloc}") :]
 
 
 def scheme_of(url: str) -> str:
@@ -192,8 +202,16 @@ def _feishu(url: str, scheme: str, base: str | None) -> Request:
     body: dict[str, object] = {"msg_type": "text", "content": {"text": "@TEXT@"}}
     if secret:
         body = {"timestamp": "@TS@", "sign": "@SIGN@", **body}
-    return Request(scheme, hook + token, body, (("Content-Type", "application/json"),),
-                   sign="feishu" if secret else None, secret=secret, ok_field="code", ok_values=(0,))
+    return Request(
+        scheme,
+        hook + token,
+        body,
+        (("Content-Type", "application/json"),),
+        sign="feishu" if secret else None,
+        secret=secret,
+        ok_field="code",
+        ok_values=(0,),
+    )
 
 
 def _dingtalk(url: str, base: str | None) -> Request:
@@ -204,33 +222,59 @@ def _dingtalk(url: str, base: str | None) -> Request:
     if secret:
         target += "&timestamp=@TS@&sign=@SIGN@"
     body = {"msgtype": "text", "text": {"content": "@TEXT@"}}
-    return Request("dingtalk", target, body, (("Content-Type", "application/json"),),
-                   sign="dingtalk" if secret else None, secret=secret, ok_field="errcode", ok_values=(0,),
-                   timestamp_ms=True)
+    return Request(
+        "dingtalk",
+        target,
+        body,
+        (("Content-Type", "application/json"),),
+        sign="dingtalk" if secret else None,
+        secret=secret,
+        ok_field="errcode",
+        ok_values=(0,),
+        timestamp_ms=True,
+    )
 
 
 def _wecom(url: str, base: str | None) -> Request:
     _user, host, _path, args = _parts(url)
     key = _need(args.get("key") or host, _("bot key"), url)
     body = {"msgtype": "text", "text": {"content": "@TEXT@"}}
-    return Request("wecombot", endpoint("wecombot", base) + quote(key, safe=""), body,
-                   (("Content-Type", "application/json"),), ok_field="errcode", ok_values=(0,))
+    return Request(
+        "wecombot",
+        endpoint("wecombot", base) + quote(key, safe=""),
+        body,
+        (("Content-Type", "application/json"),),
+        ok_field="errcode",
+        ok_values=(0,),
+    )
 
 
 def _serverchan(url: str, base: str | None) -> Request:
     _user, host, _path, _args = _parts(url)
     key = _need(host, _("SendKey"), url)
     body = {"title": "@TITLE@", "desp": "@BODY@"}
-    return Request("schan", endpoint("schan", base).format(key=quote(key, safe="")), body,
-                   (("Content-Type", "application/json"),), ok_field="code", ok_values=(0,))
+    return Request(
+        "schan",
+        endpoint("schan", base).format(key=quote(key, safe="")),
+        body,
+        (("Content-Type", "application/json"),),
+        ok_field="code",
+        ok_values=(0,),
+    )
 
 
 def _pushplus(url: str, base: str | None) -> Request:
     _user, host, _path, args = _parts(url)
     token = _need(args.get("token") or host, _("token"), url)
     body = {"token": token, "title": "@TITLE@", "content": "@BODY@", "template": "txt"}
-    return Request("pushplus", endpoint("pushplus", base), body, (("Content-Type", "application/json"),),
-                   ok_field="code", ok_values=(200,))
+    return Request(
+        "pushplus",
+        endpoint("pushplus", base),
+        body,
+        (("Content-Type", "application/json"),),
+        ok_field="code",
+        ok_values=(200,),
+    )
 
 
 def _telegram(url: str, base: str | None) -> Request:
@@ -238,8 +282,14 @@ def _telegram(url: str, base: str | None) -> Request:
     token = _need(host[3:] if host.startswith("bot") else host, _("bot token"), url)
     chats = [c for c in path.split("/") if c] or [c for c in args.get("to", "").split(",") if c]
     body = {"chat_id": _need(chats[0] if chats else "", _("chat id"), url), "text": "@TEXT@"}
-    return Request("tgram", endpoint("tgram", base) + token + "/sendMessage", body,
-                   (("Content-Type", "application/json"),), ok_field="ok", ok_values=(True,))
+    return Request(
+        "tgram",
+        endpoint("tgram", base) + token + "/sendMessage",
+        body,
+        (("Content-Type", "application/json"),),
+        ok_field="ok",
+        ok_values=(True,),
+    )
 
 
 def autodl_wechat(token: str, base: str, url: str = "autodl-wechat") -> Request:
@@ -247,8 +297,9 @@ def autodl_wechat(token: str, base: str, url: str = "autodl-wechat") -> Request:
     _user, _host, _path, args = _parts(url) if "://" in url else ("", "", "", {})
     body = {"title": "@TITLE@", "name": args.get("name") or "gpu-tui", "content": "@BODY@"}
     headers = (("Content-Type", "application/json"), ("Authorization", token))
-    return Request("autodl-wechat", base.rstrip("/") + AUTODL_WECHAT_PATH, body, headers,
-                   ok_field="code", ok_values=("Success",))
+    return Request(
+        "autodl-wechat", base.rstrip("/") + AUTODL_WECHAT_PATH, body, headers, ok_field="code", ok_values=("Success",)
+    )
 
 
 def request_for(
@@ -259,8 +310,9 @@ def request_for(
     try:
         return _request_for(url, autodl_token=autodl_token, autodl_base=autodl_base, base=base)
     except ValueError as exc:  # urllib's own refusals (a port out of range, a broken [host])
-        raise Unsupported(_("{target}: not a URL the instance can send to ({error})").format(
-            target=mask(url), error=exc)) from None
+        raise Unsupported(
+            _("{target}: not a URL the instance can send to ({error})").format(target=mask(url), error=exc)
+        ) from None
 
 
 def _request_for(url: str, *, autodl_token: str | None, autodl_base: str, base: str | None) -> Request:
@@ -285,8 +337,11 @@ def _request_for(url: str, *, autodl_token: str | None, autodl_base: str, base: 
         if not autodl_token:
             raise Unsupported(_("autodl-wechat: no AutoDL developer token in the keyring (provider:autodl)"))
         return autodl_wechat(autodl_token, autodl_base, url)
-    raise Unsupported(_("{scheme}://: sent from the laptop only (the instance sends {schemes})").format(
-        scheme=scheme, schemes=", ".join(INSTANCE_SCHEMES)))
+    raise Unsupported(
+        _("{scheme}://: sent from the laptop only (the instance sends {schemes})").format(
+            scheme=scheme, schemes=", ".join(INSTANCE_SCHEMES)
+        )
+    )
 
 
 def support_reason(url: str) -> str | None:

@@ -137,13 +137,15 @@ def _megatron(line: str) -> Progress | None:
 def _paddle(line: str) -> Progress | None:
     m = _PADDLE_OCR.match(line)
     if m is not None:
-        return Progress(epoch=int(m[1]), epochs=int(m[2]), global_step=int(m[3]), run_eta_seconds=_eta(line),
-                        scope="inner")
+        return Progress(
+            epoch=int(m[1]), epochs=int(m[2]), global_step=int(m[3]), run_eta_seconds=_eta(line), scope="inner"
+        )
     m = _PADDLE_DET.match(line)
     if m is not None:
         step, steps = int(m[2]), int(m[3])
-        return Progress(percent=_pct(step, steps), step=step, steps=steps, epoch=int(m[1]), scope="zero",
-                        run_eta_seconds=_eta(line))
+        return Progress(
+            percent=_pct(step, steps), step=step, steps=steps, epoch=int(m[1]), scope="zero", run_eta_seconds=_eta(line)
+        )
     return None
 
 
@@ -151,8 +153,14 @@ def _mm(line: str) -> Progress | None:
     m = _MM_EPOCH.match(line)
     if m is not None:
         step, steps = int(m[2]), int(m[3])
-        return Progress(percent=_pct(step, steps), step=step, steps=steps, epoch=int(m[1]), run_eta_seconds=_eta(line),
-                        scope="inner")
+        return Progress(
+            percent=_pct(step, steps),
+            step=step,
+            steps=steps,
+            epoch=int(m[1]),
+            run_eta_seconds=_eta(line),
+            scope="inner",
+        )
     m = _MM_ITER.match(line)
     if m is not None:
         step, steps = int(m[1]), int(m[2])
@@ -175,8 +183,14 @@ def _fairseq(line: str) -> Progress | None:
     updates = _UPDATES.search(line)
     if m is not None:
         step, steps = int(m[2]), int(m[3])
-        return Progress(percent=_pct(step, steps), step=step, steps=steps, epoch=int(m[1]), scope="inner",
-                        global_step=int(updates[1]) if updates else None)
+        return Progress(
+            percent=_pct(step, steps),
+            step=step,
+            steps=steps,
+            epoch=int(m[1]),
+            scope="inner",
+            global_step=int(updates[1]) if updates else None,
+        )
     m = _FAIRSEQ_EPOCH.match(line)
     if m is not None and updates is not None:  # the epoch's summary line
         return Progress(epoch=int(m[1]), global_step=int(updates[1]), scope="summary")

@@ -98,15 +98,22 @@ _SCHEDULER = re.compile(
     r".*\*\*\* (?:JOB|STEP) \S+ (?:ON \S+ )?CANCELLED AT \S+(?: DUE TO ([A-Z ]+?))? \*\*\*"
     r"|.*PBS: job killed: (walltime)|\s*(TERM_RUNLIMIT)"
 )
-_SCHEDULER_WHY = {"TIME LIMIT": KILLED_TIME_LIMIT, "walltime": KILLED_TIME_LIMIT, "TERM_RUNLIMIT": KILLED_TIME_LIMIT,
-                  "PREEMPTION": "killed (preempted)", "NODE FAILURE": "killed (node failure)"}
+_SCHEDULER_WHY = {
+    "TIME LIMIT": KILLED_TIME_LIMIT,
+    "walltime": KILLED_TIME_LIMIT,
+    "TERM_RUNLIMIT": KILLED_TIME_LIMIT,
+    "PREEMPTION": "killed (preempted)",
+    "NODE FAILURE": "killed (node failure)",
+}
 # The host OOM killer as Slurm or the kernel log reports it.
 _HOST_OOM = re.compile(r".*(?:oom_kill event|OOM Killed|Out of memory: Killed process)")
 
 # `[E ProcessGroupNCCL.cpp:828] [Rank 1] Watchdog caught collective operation timeout:
 # WorkNCCL(SeqNum=5, OpType=ALLREDUCE, ...) ran for 1800000 milliseconds before timing out.`
-_NCCL_TIMEOUT = re.compile(r".*(?:Watchdog caught collective operation timeout|ProcessGroupNCCL's watchdog got stuck)"
-                           r"(?:.*OpType=(\w+))?")
+_NCCL_TIMEOUT = re.compile(
+    r".*(?:Watchdog caught collective operation timeout|ProcessGroupNCCL's watchdog got stuck)"
+    r"(?:.*OpType=(\w+))?"
+)
 # `torch.distributed.DistBackendError: NCCL error in: .../ProcessGroupNCCL.cpp:1691, unhandled
 # system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3`; `ncclSystemError: ...`
 _NCCL_ERROR = re.compile(
@@ -114,10 +121,14 @@ _NCCL_ERROR = re.compile(
     r"|\s*(?:[\w.]*(?:Error|Exception):\s*)?(nccl(?:System|Internal|UnhandledCuda|InvalidUsage|Remote)Error)"
     r"|.*(NCCL communicator was aborted)"
 )
-_NCCL_NAMES = {"ncclSystemError": "unhandled system error", "ncclInternalError": "internal error",
-               "ncclUnhandledCudaError": "unhandled cuda error", "ncclInvalidUsage": "invalid usage",
-               "ncclRemoteError": "remote process exited or there was a network error",
-               "NCCL communicator was aborted": "communicator aborted"}
+_NCCL_NAMES = {
+    "ncclSystemError": "unhandled system error",
+    "ncclInternalError": "internal error",
+    "ncclUnhandledCudaError": "unhandled cuda error",
+    "ncclInvalidUsage": "invalid usage",
+    "ncclRemoteError": "remote process exited or there was a network error",
+    "NCCL communicator was aborted": "communicator aborted",
+}
 # The kernel's own line comes first: `...Loss.cu:250: nll_loss_forward...: block: [0,0,0], thread:
 # [5,0,0] Assertion `t >= 0 && t < n_classes` failed.`; then `RuntimeError: CUDA error:
 # device-side assert triggered`.
@@ -215,10 +226,14 @@ _FAILURE_FORMS: tuple[tuple[tuple[str, ...], Callable[[str], str | None]], ...] 
     (("CANCELLED AT", "PBS: job killed", "TERM_RUNLIMIT"), _scheduler),
     (("oom_kill", "OOM Killed", "Killed process"), _fixed("killed (out of host memory)", _HOST_OOM)),
     (("DataLoader worker",), _fixed("killed (DataLoader worker)", _WORKER_KILLED)),
-    (("Killed", "已杀死", "已殺死", "Getötet", "Ucciso", "Matado", "Убито", "強制終了", "exitcode"),
-     _fixed(KILLED, _KILLED)),
-    (("Segmentation fault", "段错误", "區段錯誤", "Speicherzugriffsfehler", "segmentation", "SIGSEGV", "exitcode"),
-     _fixed(SEGFAULT, _SEGFAULT)),
+    (
+        ("Killed", "已杀死", "已殺死", "Getötet", "Ucciso", "Matado", "Убито", "強制終了", "exitcode"),
+        _fixed(KILLED, _KILLED),
+    ),
+    (
+        ("Segmentation fault", "段错误", "區段錯誤", "Speicherzugriffsfehler", "segmentation", "SIGSEGV", "exitcode"),
+        _fixed(SEGFAULT, _SEGFAULT),
+    ),
     (("Aborted", "已放弃", "已中止", "Abgebrochen", "Abandon", "SIGABRT", "exitcode"), _fixed(ABORTED, _ABORTED)),
 )
 

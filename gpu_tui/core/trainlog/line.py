@@ -121,13 +121,10 @@ _TQDM_HEAD = re.compile(
     r"(" + _SCALED + r")(?:/(" + _SCALED + r"|\?))?[ ]?[A-Za-z]*[ ]?\Z"
 )
 _RATE = re.compile(r"(\d+(?:\.\d+)?)\s*([kMGTPEZY]?)([A-Za-z]*)/([A-Za-z]+)")
-_SCALE = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-          "Z": 10**21, "Y": 10**24}
+_SCALE = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Z": 10**21, "Y": 10**24}
 # Keras: `  32/1875 [>....] - ETA: 3s - loss: ...`, `1875/1875 [====] - 5s 2ms/step - ...`,
 # verbose=2 `1875/1875 - 5s - ...` and Keras 3's `━━━━` bar.
-_KERAS = re.compile(
-    r"\s*(\d+)/(\d+)\s+(?:\[[=>.]*\]|━+|-)\s*(?:-\s*)?(ETA: )?(\d+:\d\d(?::\d\d)?|\d+s)?"
-)
+_KERAS = re.compile(r"\s*(\d+)/(\d+)\s+(?:\[[=>.]*\]|━+|-)\s*(?:-\s*)?(ETA: )?(\d+:\d\d(?::\d\d)?|\d+s)?")
 
 
 def parse_duration(text: str) -> int | None:
@@ -378,7 +375,11 @@ def _labelled_list(line: str, found: dict[str, float]) -> None:
 
 
 _METRIC_FORMS: tuple[Callable[[str, dict[str, float]], None], ...] = (
-    _pipe_pairs, _separated_pairs, _spaced_pairs, _rates, _labelled_list
+    _pipe_pairs,
+    _separated_pairs,
+    _spaced_pairs,
+    _rates,
+    _labelled_list,
 )
 
 

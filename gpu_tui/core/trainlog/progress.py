@@ -42,8 +42,22 @@ _INLINE = ("inner", "zero", "zero-last")
 class RunProgress:
     """Follows each line's Progress (and the run-length announcements) and holds the run's."""
 
-    __slots__ = ("progress", "epochs_hint", "steps_hint", "_epoch", "_epochs", "_zero", "_last_index",
-                 "_inline", "_global", "_first", "_seen_epoch", "_run_counter", "_spans", "_restarts")
+    __slots__ = (
+        "progress",
+        "epochs_hint",
+        "steps_hint",
+        "_epoch",
+        "_epochs",
+        "_zero",
+        "_last_index",
+        "_inline",
+        "_global",
+        "_first",
+        "_seen_epoch",
+        "_run_counter",
+        "_spans",
+        "_restarts",
+    )
 
     def __init__(self) -> None:
         self.progress: Progress | None = None
@@ -69,8 +83,11 @@ class RunProgress:
         if steps is not None:
             self.steps_hint = steps
         if self.progress is not None and self.progress.scope == "bar" and not self._seen_epoch:
-            self.progress = replace(self.progress, epochs=self.progress.epochs or self.epochs_hint,
-                                    steps=self.progress.steps or self.steps_hint)
+            self.progress = replace(
+                self.progress,
+                epochs=self.progress.epochs or self.epochs_hint,
+                steps=self.progress.steps or self.steps_hint,
+            )
 
     def training_seen(self) -> None:
         """A training loss was printed: a run length announced earlier is progress now, even
@@ -141,9 +158,19 @@ class RunProgress:
     # ------------------------------------------------------------------ internals
 
     def _bar_progress(self, p: Progress) -> Progress:
-        return replace(p, bar_percent=p.percent, bar_step=p.step, bar_steps=p.steps, scope="bar",
-                       epochs=p.epochs or self.epochs_hint, step=self._global, steps=self.steps_hint,
-                       global_step=None, run_eta_seconds=None, clock=None)
+        return replace(
+            p,
+            bar_percent=p.percent,
+            bar_step=p.step,
+            bar_steps=p.steps,
+            scope="bar",
+            epochs=p.epochs or self.epochs_hint,
+            step=self._global,
+            steps=self.steps_hint,
+            global_step=None,
+            run_eta_seconds=None,
+            clock=None,
+        )
 
     def _rate_eta(self, clock: float | None, step: int | None, steps: int | None) -> int | None:
         if clock is None or step is None:
@@ -163,9 +190,19 @@ class RunProgress:
         if eta is None:
             eta = self._rate_eta(p.clock, p.step, steps)
         epoch = p.epoch if p.epoch is not None else self._epoch
-        return replace(p, percent=percent, steps=steps, eta_seconds=eta, scope="run", bar_percent=None,
-                       epoch=epoch, epochs=p.epochs or self._epochs or self.epochs_hint, global_step=None,
-                       run_eta_seconds=None, clock=None)
+        return replace(
+            p,
+            percent=percent,
+            steps=steps,
+            eta_seconds=eta,
+            scope="run",
+            bar_percent=None,
+            epoch=epoch,
+            epochs=p.epochs or self._epochs or self.epochs_hint,
+            global_step=None,
+            run_eta_seconds=None,
+            clock=None,
+        )
 
     def _epoch_progress(self, inner: Progress | None, fraction: float | None) -> Progress:
         epoch, epochs = self._epoch, self._epochs
@@ -183,13 +220,37 @@ class RunProgress:
             eta = base.run_eta_seconds if base.run_eta_seconds is not None else base.eta_seconds
             steps = self.steps_hint
             if step is not None and steps:  # the run's step counter (Lightning's max_steps)
-                return replace(base, epoch=epoch, epochs=epochs, step=step, steps=steps, scope="run",
-                               percent=min(100.0, 100.0 * step / steps), eta_seconds=base.run_eta_seconds,
-                               bar_percent=base.percent, bar_step=base.step, bar_steps=base.steps,
-                               global_step=None, run_eta_seconds=None, clock=None)
-            return replace(base, epoch=epoch, epochs=epochs, step=step, steps=steps, scope="bar",
-                           bar_percent=base.percent, bar_step=base.step, bar_steps=base.steps, eta_seconds=eta,
-                           global_step=None, run_eta_seconds=None, clock=None)
+                return replace(
+                    base,
+                    epoch=epoch,
+                    epochs=epochs,
+                    step=step,
+                    steps=steps,
+                    scope="run",
+                    percent=min(100.0, 100.0 * step / steps),
+                    eta_seconds=base.run_eta_seconds,
+                    bar_percent=base.percent,
+                    bar_step=base.step,
+                    bar_steps=base.steps,
+                    global_step=None,
+                    run_eta_seconds=None,
+                    clock=None,
+                )
+            return replace(
+                base,
+                epoch=epoch,
+                epochs=epochs,
+                step=step,
+                steps=steps,
+                scope="bar",
+                bar_percent=base.percent,
+                bar_step=base.step,
+                bar_steps=base.steps,
+                eta_seconds=eta,
+                global_step=None,
+                run_eta_seconds=None,
+                clock=None,
+            )
         done = epoch if self._zero else epoch - 1
         total = count + 1 if last_index else count
         f = min(max(fraction or 0.0, 0.0), 1.0)
@@ -202,8 +263,21 @@ class RunProgress:
             elif inner.rate and inner.steps:
                 eta = round(((1.0 - f) + left) * inner.steps / inner.rate)
         if eta is None and inner is not None and inner.steps and inner.step is not None:
-            run_step = (done * inner.steps + inner.step)
+            run_step = done * inner.steps + inner.step
             eta = self._rate_eta(inner.clock, run_step, total * inner.steps)
-        return replace(base, percent=percent, eta_seconds=eta, epoch=epoch, epochs=epochs if epochs else count,
-                       step=step, steps=self.steps_hint, scope="run", bar_percent=base.percent, bar_step=base.step,
-                       bar_steps=base.steps, global_step=None, run_eta_seconds=None, clock=None)
+        return replace(
+            base,
+            percent=percent,
+            eta_seconds=eta,
+            epoch=epoch,
+            epochs=epochs if epochs else count,
+            step=step,
+            steps=self.steps_hint,
+            scope="run",
+            bar_percent=base.percent,
+            bar_step=base.step,
+            bar_steps=base.steps,
+            global_step=None,
+            run_eta_seconds=None,
+            clock=None,
+        )

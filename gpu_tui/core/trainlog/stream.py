@@ -96,8 +96,16 @@ _SPECIAL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069
 # Characters dropped without effect, skipped as a run (a log full of NULs is one regex call).
 _IGNORED = "".join(
     chr(c)
-    for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x200E, 0x200F, *range(0x202A, 0x202F),
-              *range(0x2066, 0x206A), 0xFEFF]
+    for c in [
+        *range(0x00, 0x20),
+        0x7F,
+        *range(0x80, 0xA0),
+        0x200E,
+        0x200F,
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+        0xFEFF,
+    ]
     if chr(c) not in "\n\r\x1b\t\b\x0b\x0c\x9b\x90\x98\x9d\x9e\x9f"
 )
 _IGNORED_RUN = re.compile("[" + re.escape(_IGNORED) + "]+")
@@ -113,9 +121,7 @@ _TAB = 8
 
 # The end of a tqdm bar: its `[elapsed<remaining, rate, postfix]` block, padding, then more text
 # on the same row. What follows is a print that landed on the bar's row.
-_GLUE = re.compile(
-    r"\[(?:\d+:)?\d\d:\d\d(?:<(?:(?:\d+:)?\d\d:\d\d|\?))?, [^\[\]]*/[^\[\]]*\] *(?=\S)"
-)
+_GLUE = re.compile(r"\[(?:\d+:)?\d\d:\d\d(?:<(?:(?:\d+:)?\d\d:\d\d|\?))?, [^\[\]]*/[^\[\]]*\] *(?=\S)")
 
 
 class LogStream:

@@ -68,9 +68,29 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 TOP_COMMANDS = (
-    "activate", "clean", "commands", "compare", "config", "create", "deactivate", "env",
-    "export", "info", "init", "install", "list", "notices", "package", "remove", "rename",
-    "run", "search", "uninstall", "update", "upgrade", "doctor",
+    "activate",
+    "clean",
+    "commands",
+    "compare",
+    "config",
+    "create",
+    "deactivate",
+    "env",
+    "export",
+    "info",
+    "init",
+    "install",
+    "list",
+    "notices",
+    "package",
+    "remove",
+    "rename",
+    "run",
+    "search",
+    "uninstall",
+    "update",
+    "upgrade",
+    "doctor",
 )
 
 BLOCK_START = "# >>> conda initialize >>>"
@@ -120,42 +140,46 @@ def cmd_shell(shell: str, argv: list[str]) -> int:
     action, rest = argv[0], argv[1:]
     if action == "hook":
         conda = os.path.join(st.root(), "bin", "conda")
-        out("\n".join([
-            f"export CONDA_EXE={sh_quote(conda)}",
-            "export _CE_M=''",
-            "export _CE_CONDA=''",
-            f"export CONDA_PYTHON_EXE={sh_quote(os.path.join(st.root(), 'bin', 'python'))}",
-            "",
-            "__conda_exe() (",
-            '    "$CONDA_EXE" $_CE_M $_CE_CONDA "$@"',
-            ")",
-            "",
-            "__conda_activate() {",
-            "    \\local ask_conda",
-            '    ask_conda="$(PS1="${PS1:-}" __conda_exe shell.posix "$@")" || \\return',
-            '    \\eval "$ask_conda"',
-            "    \\hash -r",
-            "}",
-            "",
-            "conda() {",
-            '    \\local cmd="${1-__missing__}"',
-            '    case "$cmd" in',
-            "        activate|deactivate)",
-            '            __conda_activate "$@"',
-            "            ;;",
-            "        *)",
-            '            __conda_exe "$@"',
-            "            ;;",
-            "    esac",
-            "}",
-            "",
-            'if [ -z "${CONDA_SHLVL+x}" ]; then',
-            "    \\export CONDA_SHLVL=0",
-            f'    export PATH={sh_quote(os.path.join(st.root(), "condabin"))}":${{PATH:-}}"',
-            "fi",
-            "",
-            "conda activate base" if "--no-auto" not in rest else "",
-        ]))
+        out(
+            "\n".join(
+                [
+                    f"export CONDA_EXE={sh_quote(conda)}",
+                    "export _CE_M=''",
+                    "export _CE_CONDA=''",
+                    f"export CONDA_PYTHON_EXE={sh_quote(os.path.join(st.root(), 'bin', 'python'))}",
+                    "",
+                    "__conda_exe() (",
+                    '    "$CONDA_EXE" $_CE_M $_CE_CONDA "$@"',
+                    ")",
+                    "",
+                    "__conda_activate() {",
+                    "    \\local ask_conda",
+                    '    ask_conda="$(PS1="${PS1:-}" __conda_exe shell.posix "$@")" || \\return',
+                    '    \\eval "$ask_conda"',
+                    "    \\hash -r",
+                    "}",
+                    "",
+                    "conda() {",
+                    '    \\local cmd="${1-__missing__}"',
+                    '    case "$cmd" in',
+                    "        activate|deactivate)",
+                    '            __conda_activate "$@"',
+                    "            ;;",
+                    "        *)",
+                    '            __conda_exe "$@"',
+                    "            ;;",
+                    "    esac",
+                    "}",
+                    "",
+                    'if [ -z "${CONDA_SHLVL+x}" ]; then',
+                    "    \\export CONDA_SHLVL=0",
+                    f'    export PATH={sh_quote(os.path.join(st.root(), "condabin"))}":${{PATH:-}}"',
+                    "fi",
+                    "",
+                    "conda activate base" if "--no-auto" not in rest else "",
+                ]
+            )
+        )
         return 0
     if action == "activate":
         args = [a for a in rest if not a.startswith("-")]
@@ -223,28 +247,36 @@ def cmd_activate(command: str) -> int:
 
 def init_block() -> str:
     conda = os.path.join(st.root(), "bin", "conda")
-    return "\n".join([
-        BLOCK_START,
-        "# !! Contents within this block are managed by 'conda init' !!",
-        f"__conda_setup=\"$('{conda}' 'shell.bash' 'hook' 2> /dev/null)\"",
-        "if [ $? -eq 0 ]; then",
-        '    eval "$__conda_setup"',
-        "else",
-        f'    if [ -f "{st.root()}/etc/profile.d/conda.sh" ]; then',
-        f'        . "{st.root()}/etc/profile.d/conda.sh"',
-        "    else",
-        f'        export PATH="{st.root()}/bin:$PATH"',
-        "    fi",
-        "fi",
-        "unset __conda_setup",
-        BLOCK_END,
-    ]) + "\n"
+    return (
+        "\n".join(
+            [
+                BLOCK_START,
+                "# !! Contents within this block are managed by 'conda init' !!",
+                f"__conda_setup=\"$('{conda}' 'shell.bash' 'hook' 2> /dev/null)\"",
+                "if [ $? -eq 0 ]; then",
+                '    eval "$__conda_setup"',
+                "else",
+                f'    if [ -f "{st.root()}/etc/profile.d/conda.sh" ]; then',
+                f'        . "{st.root()}/etc/profile.d/conda.sh"',
+                "    else",
+                f'        export PATH="{st.root()}/bin:$PATH"',
+                "    fi",
+                "fi",
+                "unset __conda_setup",
+                BLOCK_END,
+            ]
+        )
+        + "\n"
+    )
 
 
 def cmd_init(argv: list[str]) -> int:
     usage = "usage: conda init [-h] [--all] [--reverse] [--dry-run] [SHELLS ...]"
-    opts, shells = parse(argv, usage, flags={"--all": "all", "--reverse": "reverse", "--user": "user",
-                                             "--no-user": "no_user", "--system": "system"})
+    opts, shells = parse(
+        argv,
+        usage,
+        flags={"--all": "all", "--reverse": "reverse", "--user": "user", "--no-user": "no_user", "--system": "system"},
+    )
     rc_files = {"bash": ".bashrc", "zsh": ".zshrc"}
     if opts.get("all"):
         shells = ["bash", "zsh"]
@@ -286,18 +318,28 @@ def cmd_init(argv: list[str]) -> int:
 
 
 def cmd_run(argv: list[str]) -> int:
-    usage = ("usage: conda run [-h] [-v] [--dev] [--debug-wrapper-scripts] [--cwd CWD] [-s] "
-             "[-n ENVIRONMENT | -p PATH] ...")
-    opts, call = parse(argv, usage, values={"--cwd": "cwd"},
-                       flags={"-s": "no_capture", "--no-capture-output": "no_capture", "--live-stream": "no_capture",
-                              "--dev": "dev", "--debug-wrapper-scripts": "debug"}, remainder=True)
+    usage = (
+        "usage: conda run [-h] [-v] [--dev] [--debug-wrapper-scripts] [--cwd CWD] [-s] [-n ENVIRONMENT | -p PATH] ..."
+    )
+    opts, call = parse(
+        argv,
+        usage,
+        values={"--cwd": "cwd"},
+        flags={
+            "-s": "no_capture",
+            "--no-capture-output": "no_capture",
+            "--live-stream": "no_capture",
+            "--dev": "dev",
+            "--debug-wrapper-scripts": "debug",
+        },
+        remainder=True,
+    )
     prefix = locate(opts.get("name"), opts.get("prefix"))
     require_env(prefix)
     if call and call[0] == "--":
         call = call[1:]
     if not call:
-        raise CondaError("No executable provided. Usage: conda run [-n ENV | -p PREFIX] CMD [ARGS...]",
-                         "ArgumentError")
+        raise CondaError("No executable provided. Usage: conda run [-n ENV | -p PREFIX] CMD [ARGS...]", "ArgumentError")
     import subprocess
 
     env = dict(os.environ)
@@ -306,9 +348,13 @@ def cmd_run(argv: list[str]) -> int:
     capture = not opts.get("no_capture")
     script = f"/tmp/tmp{os.urandom(4).hex()}"
     try:
-        proc = subprocess.Popen(call, env=env, cwd=cwd,
-                                stdout=subprocess.PIPE if capture else None,
-                                stderr=subprocess.PIPE if capture else None)
+        proc = subprocess.Popen(
+            call,
+            env=env,
+            cwd=cwd,
+            stdout=subprocess.PIPE if capture else None,
+            stderr=subprocess.PIPE if capture else None,
+        )
     except FileNotFoundError as e:
         if e.filename == cwd or not os.path.isdir(cwd):
             stdout, stderr, rc = "", f"{script}: line 3: cd: {cwd}: No such file or directory\n", 1
@@ -337,13 +383,24 @@ def cmd_run(argv: list[str]) -> int:
             rc = 128 - rc
     if rc != 0:
         flush()
-        st.err(f"ERROR conda.cli.main_run:execute(125): `conda run {' '.join(call)}` failed. "
-                         "(See above for error)\n")
+        st.err(f"ERROR conda.cli.main_run:execute(125): `conda run {' '.join(call)}` failed. (See above for error)\n")
     return rc
 
 
-UNSUPPORTED = ("clean", "commands", "compare", "config", "export", "notices", "package", "rename", "search",
-               "update", "upgrade", "doctor")
+UNSUPPORTED = (
+    "clean",
+    "commands",
+    "compare",
+    "config",
+    "export",
+    "notices",
+    "package",
+    "rename",
+    "search",
+    "update",
+    "upgrade",
+    "doctor",
+)
 
 
 def main(argv: list[str], root: str, state_dir: str | None = None, io: st.Io | None = None) -> int:
@@ -404,7 +461,7 @@ def dispatch(argv: list[str]) -> int:
         out("conda " + conda_version())
         return 0
     if cmd.startswith("shell."):
-        return cmd_shell(cmd[len("shell."):], rest)
+        return cmd_shell(cmd[len("shell.") :], rest)
     if cmd == "info":
         return cmd_info(rest)
     if cmd == "env":

@@ -9,17 +9,30 @@ if TYPE_CHECKING:
     from .condastate import Opts
 
 COMMON_FLAGS = {
-    "--json": "json", "-y": "yes", "--yes": "yes", "-q": "quiet", "--quiet": "quiet",
-    "-v": "verbose", "--verbose": "verbose", "-d": "dry_run", "--dry-run": "dry_run",
-    "--offline": "offline", "--debug": "verbose", "--override-channels": "override_channels",
-    "--no-default-packages": "no_default_packages", "--use-local": "use_local",
+    "--json": "json",
+    "-y": "yes",
+    "--yes": "yes",
+    "-q": "quiet",
+    "--quiet": "quiet",
+    "-v": "verbose",
+    "--verbose": "verbose",
+    "-d": "dry_run",
+    "--dry-run": "dry_run",
+    "--offline": "offline",
+    "--debug": "verbose",
+    "--override-channels": "override_channels",
+    "--no-default-packages": "no_default_packages",
+    "--use-local": "use_local",
 }
 PREFIX_OPTS = {"-n": "name", "--name": "name", "-p": "prefix", "--prefix": "prefix"}
 CHANNEL_OPTS = {"-c": "channel", "--channel": "channel"}
 
 
 def parse(
-    argv: list[str], usage: str, values: dict[str, str] | None = None, flags: dict[str, str] | None = None,
+    argv: list[str],
+    usage: str,
+    values: dict[str, str] | None = None,
+    flags: dict[str, str] | None = None,
     remainder: bool = False,
 ) -> tuple[Opts, list[str]]:
     """A small argparse: returns (opts, positionals). ``remainder``: everything from the first

@@ -93,11 +93,15 @@ def info_dict(with_envs: bool = True) -> dict[str, Any]:
         "sys.prefix": st.root(),
         "sys.version": BASE_PYTHON + " | packaged by Anaconda, Inc. | (main, Oct  4 2024, 13:27:36) [GCC 11.2.0]",
         "user_agent": f"conda/{ver} requests/2.32.3 CPython/{BASE_PYTHON} Linux/{os.uname().release} "
-                      f"glibc/2.36 {SOLVER_UA}",
+        f"glibc/2.36 {SOLVER_UA}",
         "user_rc_path": os.path.join(home(), ".condarc"),
         "virtual_pkgs": [
-            ["__archspec", "1", os.uname().machine], ["__conda", ver, "0"], ["__cuda", "12.8", "0"],
-            ["__glibc", "2.36", "0"], ["__linux", os.uname().release.split("-")[0], "0"], ["__unix", "0", "0"],
+            ["__archspec", "1", os.uname().machine],
+            ["__conda", ver, "0"],
+            ["__cuda", "12.8", "0"],
+            ["__glibc", "2.36", "0"],
+            ["__linux", os.uname().release.split("-")[0], "0"],
+            ["__unix", "0", "0"],
         ],
     }
     if with_envs:
@@ -107,8 +111,19 @@ def info_dict(with_envs: bool = True) -> dict[str, Any]:
 
 def cmd_info(argv: list[str]) -> int:
     usage = "usage: conda info [-h] [--json] [-v] [-q] [-a] [--base] [-e] [-s] [--unsafe-channels]"
-    opts, pos = parse(argv, usage, flags={"--base": "base", "-e": "envs", "--envs": "envs", "-a": "all",
-                                           "--all": "all", "-s": "system", "--system": "system"})
+    opts, pos = parse(
+        argv,
+        usage,
+        flags={
+            "--base": "base",
+            "-e": "envs",
+            "--envs": "envs",
+            "-a": "all",
+            "--all": "all",
+            "-s": "system",
+            "--system": "system",
+        },
+    )
     if pos:
         raise Usage(f"unrecognized arguments: {' '.join(pos)}", usage)
     if opts.get("json"):
@@ -269,16 +284,20 @@ def cmd_list(argv: list[str]) -> int:
         for n in names:
             version, build, channel = pkgs[n]
             main = channel in ("defaults", "pkgs/main")
-            rows.append({
-                "base_url": "https://repo.anaconda.com/pkgs/main" if main else f"https://conda.anaconda.org/{channel}",
-                "build_number": 0,
-                "build_string": build,
-                "channel": "pkgs/main" if main else channel,
-                "dist_name": f"{n}-{version}-{build}",
-                "name": n,
-                "platform": PLATFORM,
-                "version": version,
-            })
+            rows.append(
+                {
+                    "base_url": "https://repo.anaconda.com/pkgs/main"
+                    if main
+                    else f"https://conda.anaconda.org/{channel}",
+                    "build_number": 0,
+                    "build_string": build,
+                    "channel": "pkgs/main" if main else channel,
+                    "dist_name": f"{n}-{version}-{build}",
+                    "name": n,
+                    "platform": PLATFORM,
+                    "version": version,
+                }
+            )
         dump_json(rows)
         return 0
     out(f"# packages in environment at {prefix}:")
@@ -308,8 +327,10 @@ def check_available(specs: list[str], opts: Opts) -> list[tuple[str | None, str,
 
 
 def cmd_create(argv: list[str]) -> int:
-    usage = ("usage: conda create [-h] [--clone ENV] (-n ENVIRONMENT | -p PATH) [-c CHANNEL] [-y] [-d] "
-             "[--json] [-q] [package_spec ...]")
+    usage = (
+        "usage: conda create [-h] [--clone ENV] (-n ENVIRONMENT | -p PATH) [-c CHANNEL] [-y] [-d] "
+        "[--json] [-q] [package_spec ...]"
+    )
     opts, specs = parse(argv, usage)
     if opts.get("name") is None and opts.get("prefix") is None:
         raise CondaValueError(ct.need_target("create"))
@@ -327,8 +348,12 @@ def cmd_create(argv: list[str]) -> int:
         if not quiet_json:
             out(f"WARNING: A conda environment already exists at '{prefix}'")
             out()
-        confirm("Remove existing environment?\nThis will remove ALL directories contained within this "
-                "specified prefix directory.\n", default="no", assume_yes=opts.get("yes"))
+        confirm(
+            "Remove existing environment?\nThis will remove ALL directories contained within this "
+            "specified prefix directory.\n",
+            default="no",
+            assume_yes=opts.get("yes"),
+        )
         import shutil
 
         shutil.rmtree(prefix)
@@ -361,8 +386,9 @@ def cmd_create(argv: list[str]) -> int:
 
 
 def cmd_install(argv: list[str], verb: str = "install") -> int:
-    usage = (f"usage: conda {verb} [-h] [-n ENVIRONMENT | -p PATH] [-c CHANNEL] [-y] [-d] [--json] [-q] "
-             "[package_spec ...]")
+    usage = (
+        f"usage: conda {verb} [-h] [-n ENVIRONMENT | -p PATH] [-c CHANNEL] [-y] [-d] [--json] [-q] [package_spec ...]"
+    )
     opts, specs = parse(argv, usage, flags={"--force-reinstall": "force"})
     prefix = locate(opts.get("name"), opts.get("prefix"), must_exist=True)
     if not specs:
@@ -388,8 +414,7 @@ def cmd_install(argv: list[str], verb: str = "install") -> int:
         if json_mode:
             dump_json({"message": "All requested packages already installed.", "success": True})
         else:
-            st.write(ct.channels(opts["channel"] or ["defaults"]) + ct.METADATA + ct.SOLVED
-                             + ct.ALREADY_INSTALLED)
+            st.write(ct.channels(opts["channel"] or ["defaults"]) + ct.METADATA + ct.SOLVED + ct.ALREADY_INSTALLED)
         return 0
     if not json_mode:
         print_plan(prefix, specs, new=new, updated=updated, cli_channels=opts["channel"])

@@ -27,21 +27,9 @@ if TYPE_CHECKING:
 DEFAULT_VERSION = ct.VERSION
 SOLVER_UA = "solver/libmamba conda-libmamba-solver/24.9.0 libmambapy/1.5.8"
 DEFAULT_CHANNELS = list(ct.CHANNEL_URLS)
-KNOWN = {
-    "pip": "24.2", "setuptools": "75.1.0", "wheel": "0.44.0", "ca-certificates": "2024.9.24",
-    "openssl": "3.0.15", "numpy": "1.26.4", "pandas": "2.2.2", "scipy": "1.13.1",
-    "requests": "2.32.3", "pytorch": "2.3.0", "torchvision": "0.18.1", "transformers": "4.45.2",
-    "cudatoolkit": "11.8.0", "pytorch-cuda": "12.1", "matplotlib": "3.9.2", "tqdm": "4.66.5",
-    "jupyter": "1.0.0", "ipykernel": "6.29.5", "python-dateutil": "2.9.0post0", "pytz": "2024.1",
-    "tzdata": "2024a", "six": "1.16.0",
-}
-PYTHON_DEPS = ("ca-certificates", "openssl", "pip", "setuptools", "wheel")
-DEPS = {"python": PYTHON_DEPS, "pandas": ("numpy", "python-dateutil", "pytz", "tzdata"), "python-dateutil": ("six",)}
-"""What a package brings with it (conda's solver, in small)."""
+KNOWN, PYTHON_DEPS, DEPS = ct.KNOWN, ct.PYTHON_DEPS, ct.DEPS
 BASE_PACKAGES = ("conda", "requests")
 NAME_FORBIDDEN = ("/", " ", ":", "#")
-
-
 
 
 class CondaError(Exception):
@@ -362,7 +350,11 @@ def read_packages(prefix: str) -> dict[str, tuple[str, str, str]]:
 
 
 def history_entry(
-    argv: list[str], removed: Seq = (), added: Seq = (), specs_kind: str = "update", specs: Seq = (),
+    argv: list[str],
+    removed: Seq = (),
+    added: Seq = (),
+    specs_kind: str = "update",
+    specs: Seq = (),
     conda_exe: str | None = None,
 ) -> str:
     lines = [
@@ -388,7 +380,11 @@ def link_python(prefix: str, python: str | None = None) -> None:
 
 
 def make_prefix(
-    prefix: str, specs: Seq, argv: Seq = ("create",), python: str | None = None, channel: str = "defaults",
+    prefix: str,
+    specs: Seq,
+    argv: Seq = ("create",),
+    python: str | None = None,
+    channel: str = "defaults",
     conda_exe: str | None = None,
 ) -> list[str]:
     """Create an environment on disk: conda-meta/history (+ bin/python if python is in specs).
@@ -458,7 +454,12 @@ def print_envs(prefixes: list[str]) -> None:
 
 
 def print_plan(
-    prefix: str, specs: Seq, new: Seq = (), updated: Seq = (), removed: Seq = (), cli_channels: Seq = (),
+    prefix: str,
+    specs: Seq,
+    new: Seq = (),
+    updated: Seq = (),
+    removed: Seq = (),
+    cli_channels: Seq = (),
     solve: bool = True,
 ) -> None:
     if solve:
@@ -466,11 +467,14 @@ def print_plan(
 
     def row(d: str) -> str:
         chan_plat, _, dist = d.rpartition("::")
-        chan = "pkgs/main" + chan_plat[len("defaults"):] if chan_plat.startswith("defaults") else chan_plat
+        chan = "pkgs/main" + chan_plat[len("defaults") :] if chan_plat.startswith("defaults") else chan_plat
         return f"  {dist.rsplit('-', 2)[0]:<18} {chan}::{dist}"
 
-    groups = (("NEW packages will be INSTALLED", new), ("packages will be UPDATED", updated),
-              ("packages will be REMOVED", removed))
+    groups = (
+        ("NEW packages will be INSTALLED", new),
+        ("packages will be UPDATED", updated),
+        ("packages will be REMOVED", removed),
+    )
     write(ct.plan(prefix, specs, [(title, [row(d) for d in dists]) for title, dists in groups]))
 
 

@@ -22,14 +22,29 @@ CHANNEL_URLS = (
     "https://repo.anaconda.com/pkgs/r/noarch",
 )
 PYTHONS = {
-    "2.7": "2.7.18", "3.6": "3.6.13", "3.7": "3.7.16", "3.8": "3.8.20", "3.9": "3.9.20",
-    "3.10": "3.10.15", "3.11": "3.11.10", "3.12": "3.12.7", "3.13": "3.13.0",
+    "2.7": "2.7.18",
+    "3.6": "3.6.13",
+    "3.7": "3.7.16",
+    "3.8": "3.8.20",
+    "3.9": "3.9.20",
+    "3.10": "3.10.15",
+    "3.11": "3.11.10",
+    "3.12": "3.12.7",
+    "3.13": "3.13.0",
 }
 """The python a channel gives for `python=3.X`."""
 INIT_FILES = (
-    "condabin/conda", "bin/conda", "bin/conda-env", "bin/activate", "bin/deactivate", "etc/profile.d/conda.sh",
-    "etc/fish/conf.d/conda.fish", "shell/condabin/Conda.psm1", "shell/condabin/conda-hook.ps1",
-    "lib/python3.12/site-packages/xontrib/conda.xsh", "etc/profile.d/conda.csh",
+    "condabin/conda",
+    "bin/conda",
+    "bin/conda-env",
+    "bin/activate",
+    "bin/deactivate",
+    "etc/profile.d/conda.sh",
+    "etc/fish/conf.d/conda.fish",
+    "shell/condabin/Conda.psm1",
+    "shell/condabin/conda-hook.ps1",
+    "lib/python3.12/site-packages/xontrib/conda.xsh",
+    "etc/profile.d/conda.csh",
 )
 """What `conda init` reports on under the root prefix (it changes none of them)."""
 
@@ -123,3 +138,33 @@ def env_list(rows: Iterable[tuple[str, bool, str]]) -> str:
     """`conda env list`: rows of (name, active, prefix)."""
     body = "".join(f"{name:<20}  {'*' if active else ' '}  {prefix}\n" for name, active, prefix in rows)
     return "# conda environments:\n#\n" + body + "\n"
+
+
+# the packages the simulated channels have, at one version each, and what each brings along
+KNOWN = {
+    "pip": "24.2",
+    "setuptools": "75.1.0",
+    "wheel": "0.44.0",
+    "ca-certificates": "2024.9.24",
+    "openssl": "3.0.15",
+    "numpy": "1.26.4",
+    "pandas": "2.2.2",
+    "scipy": "1.13.1",
+    "requests": "2.32.3",
+    "pytorch": "2.3.0",
+    "torchvision": "0.18.1",
+    "transformers": "4.45.2",
+    "cudatoolkit": "11.8.0",
+    "pytorch-cuda": "12.1",
+    "matplotlib": "3.9.2",
+    "tqdm": "4.66.5",
+    "jupyter": "1.0.0",
+    "ipykernel": "6.29.5",
+    "python-dateutil": "2.9.0post0",
+    "pytz": "2024.1",
+    "tzdata": "2024a",
+    "six": "1.16.0",
+}
+PYTHON_DEPS = ("ca-certificates", "openssl", "pip", "setuptools", "wheel")
+DEPS = {"python": PYTHON_DEPS, "pandas": ("numpy", "python-dateutil", "pytz", "tzdata"), "python-dateutil": ("six",)}
+"""What a package brings with it (conda's solver, in small)."""

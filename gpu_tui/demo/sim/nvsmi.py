@@ -48,9 +48,13 @@ FAILURES = {
 DEFAULT_STRAY = "GPU 00000000:02:00.0: Detected Critical Xid Error 79 (GPU has fallen off the bus)"
 # the plain options, by the text they print: "list", "version", "table" or a capture's section
 SIMPLE = {
-    "-L": "list", "--list-gpus": "list", "--version": "version",
-    "-q": "load :: query (-q)", "--query": "load :: query (-q)",
-    "-h": "capabilities :: help (-h)", "--help": "capabilities :: help (-h)",
+    "-L": "list",
+    "--list-gpus": "list",
+    "--version": "version",
+    "-q": "load :: query (-q)",
+    "--query": "load :: query (-q)",
+    "-h": "capabilities :: help (-h)",
+    "--help": "capabilities :: help (-h)",
     "--help-query-gpu": "capabilities :: help-query-gpu",
     "--help-query-compute-apps": "capabilities :: help-query-compute-apps",
 }
@@ -109,8 +113,9 @@ class Answer:
 
     __slots__ = ("out", "status", "interval", "tick")
 
-    def __init__(self, out: str, status: int = 0, interval: float | None = None,
-                 tick: Callable[[int], str] | None = None) -> None:
+    def __init__(
+        self, out: str, status: int = 0, interval: float | None = None, tick: Callable[[int], str] | None = None
+    ) -> None:
         self.out, self.status, self.interval, self.tick = out, status, interval, tick
 
 
@@ -352,8 +357,11 @@ class CaptureSource(Source):
     def text(self, what: str, t: float) -> str | None:
         if what == "list" and self.gpus() is not None:
             return "".join("GPU {}: {} (UUID: {})\n".format(r["index"], r["name"], r["uuid"]) for r in self.gpu_rows())
-        title = {"list": "capabilities :: list (-L)", "version": "capabilities :: version",
-                 "table": "load :: nvidia-smi (default table)"}.get(what, what)
+        title = {
+            "list": "capabilities :: list (-L)",
+            "version": "capabilities :: version",
+            "table": "load :: nvidia-smi (default table)",
+        }.get(what, what)
         body = section(self.capture(), title)
         return None if body is None else body + "\n"
 

@@ -43,12 +43,17 @@ async def gpus_env(
         raise InputError(_("--gpus and --setenv CUDA_VISIBLE_DEVICES=...: give one of them"))
     res = await host.run(QUERY, timeout=30)
     if not res.ok:
-        raise RemoteError(_("{name}: nvidia-smi did not answer, so --gpus cannot pick GPUs: {error}").format(
-            name=instance, error=(res.stderr or res.stdout).strip()[:200]))
+        raise RemoteError(
+            _("{name}: nvidia-smi did not answer, so --gpus cannot pick GPUs: {error}").format(
+                name=instance, error=(res.stderr or res.stdout).strip()[:200]
+            )
+        )
     picked = least_used(res.stdout, n)
     if picked is None:
         count = sum(1 for line in res.stdout.splitlines() if line.split(",")[0].strip().isdigit())
-        raise InputError(ngettext("{name}: --gpus {n}, but it has {count} GPU",
-                                  "{name}: --gpus {n}, but it has {count} GPUs", count).format(
-            name=instance, n=n, count=count))
+        raise InputError(
+            ngettext(
+                "{name}: --gpus {n}, but it has {count} GPU", "{name}: --gpus {n}, but it has {count} GPUs", count
+            ).format(name=instance, n=n, count=count)
+        )
     return (*setenv, ("CUDA_VISIBLE_DEVICES", ",".join(str(i) for i in picked)))

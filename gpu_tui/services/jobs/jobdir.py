@@ -23,7 +23,7 @@ def command_script(req: JobRequest) -> str:
     """`command.sh`: the prelude gpu-tui owns, then the user's command line exactly as typed."""
     lines = [
         f"# gpu-tui job {req.id}: generated; the last part is the command as typed",
-        'GPU_TUI_JOB_DIR=$(pwd); GPU_TUI_JOB_ID=' + quote(req.id) + "; export GPU_TUI_JOB_DIR GPU_TUI_JOB_ID",
+        "GPU_TUI_JOB_DIR=$(pwd); GPU_TUI_JOB_ID=" + quote(req.id) + "; export GPU_TUI_JOB_DIR GPU_TUI_JOB_ID",
         # this shell leads the job's process group (setsid); in tmux the pane's shell does
         "[ -f want_tmux ] || echo $$ > pid",
         # for tmux mode, where tee hides the status (the runner reads this file then)

@@ -138,8 +138,11 @@ def stop_script(job_dir: str, plan: str) -> str:
 async def _ensure_runner(host: Host, inst: InstanceConfig) -> None:
     res = await host.run(sh_c(install_runner_script(shell_state_dir(inst))), stdin=_runner_text(), timeout=30)
     if not res.ok:
-        raise RemoteError(_("{name}: cannot write to state_dir {path}: {error}").format(
-            name=inst.name, path=inst.state_dir, error=(res.stderr or res.stdout).strip()[:300]))
+        raise RemoteError(
+            _("{name}: cannot write to state_dir {path}: {error}").format(
+                name=inst.name, path=inst.state_dir, error=(res.stderr or res.stdout).strip()[:300]
+            )
+        )
 
 
 class PlainScheduler:
@@ -153,8 +156,11 @@ class PlainScheduler:
     async def prepare(self, host: Host, inst: InstanceConfig, req: JobRequest, ask: RunAsk) -> JobRequest:
         for flag, value in (("--partition", ask.partition), ("--time", ask.time)):
             if value is not None:
-                raise InputError(_("{flag} is for SLURM: set scheduler = \"slurm\" on {name} in the config").format(
-                    flag=flag, name=inst.name))
+                raise InputError(
+                    _('{flag} is for SLURM: set scheduler = "slurm" on {name} in the config').format(
+                        flag=flag, name=inst.name
+                    )
+                )
         if ask.gpus is None:
             return req
         return replace(req, setenv=await gpus_env(host, inst.name, ask.gpus, req.setenv))
@@ -168,8 +174,11 @@ class PlainScheduler:
         if res.exit_status in (90, 91, 92):
             raise InputError(f"{inst.name}: {out}")
         if not res.ok or not out.endswith("started"):
-            raise RemoteError(_("{name}: the job did not start ({error})").format(
-                name=inst.name, error=(res.stderr or out).strip()[:300]))
+            raise RemoteError(
+                _("{name}: the job did not start ({error})").format(
+                    name=inst.name, error=(res.stderr or out).strip()[:300]
+                )
+            )
         return req
 
     async def annotate(self, host: Host, inst: InstanceConfig, facts: Sequence[JobFacts]) -> list[JobFacts]:
@@ -178,17 +187,18 @@ class PlainScheduler:
             return await slurm.annotate(host, facts, lambda job_id: job_dir(inst, job_id))
         return list(facts)
 
-    async def stop(
-        self, host: Host, inst: InstanceConfig, job_id: str, steps: tuple[tuple[str, float], ...]
-    ) -> str:
+    async def stop(self, host: Host, inst: InstanceConfig, job_id: str, steps: tuple[tuple[str, float], ...]) -> str:
         """SIGINT to the job's process group, then SIGTERM, then SIGKILL, each after its grace
         period; returns how it ended (`stopped INT`, ...)."""
         total = sum(s for _sig, s in steps) + 15
         res = await host.run(sh_c(stop_script(job_dir(inst, job_id), stop_plan(steps))), timeout=total)
         out = res.stdout.strip()
         if not res.ok:
-            raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
-                name=inst.name, job=job_id, error=out or res.stderr.strip()[:300]))
+            raise RemoteError(
+                _("{name}: job {job} did not stop: {error}").format(
+                    name=inst.name, job=job_id, error=out or res.stderr.strip()[:300]
+                )
+            )
         return out
 
     def gpu_scope(self, host: Host) -> Callable[[], Awaitable[str | None]] | None:

@@ -40,8 +40,19 @@ from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import fill_script, quote, remote_path, sh_c
 from gpu_tui.services.jobs.jobdir import command_script, job_dir
 
-__all__ = ["gpu_scope", "options_for", "SlurmOptions", "validate_options", "submit_script", "queue", "annotate",
-           "stop_script", "nodes", "submitted_id", "SlurmScheduler"]
+__all__ = [
+    "gpu_scope",
+    "options_for",
+    "SlurmOptions",
+    "validate_options",
+    "submit_script",
+    "queue",
+    "annotate",
+    "stop_script",
+    "nodes",
+    "submitted_id",
+    "SlurmScheduler",
+]
 
 _WORD = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _PARTITIONS = re.compile(r"^[A-Za-z0-9._-]{1,64}(?:,[A-Za-z0-9._-]{1,64})*$")
@@ -76,18 +87,25 @@ def options_for(
 ) -> SlurmOptions:
     """The instance's `slurm = {...}` defaults with what this job asks for on top."""
     d = inst.slurm
-    return SlurmOptions(partition=partition or d.partition, account=d.account, time=time or d.time,
-                        gpus=gpus if gpus is not None else d.gpus, extra=d.extra)
+    return SlurmOptions(
+        partition=partition or d.partition,
+        account=d.account,
+        time=time or d.time,
+        gpus=gpus if gpus is not None else d.gpus,
+        extra=d.extra,
+    )
 
 
 def validate_options(opts: SlurmOptions) -> None:
     """Refuse, before submitting, what sbatch could only misread (exit 2)."""
     if opts.partition is not None and not _PARTITIONS.match(opts.partition):
-        raise InputError(_("--partition {value!r}: use letters, digits, '.', '_' or '-' (a list: a,b)").format(
-            value=opts.partition))
+        raise InputError(
+            _("--partition {value!r}: use letters, digits, '.', '_' or '-' (a list: a,b)").format(value=opts.partition)
+        )
     if opts.time is not None and not TIME_RE.match(opts.time):
-        raise InputError(_("--time {value!r}: write minutes, HH:MM:SS or D-HH:MM:SS (e.g. 04:00:00)").format(
-            value=opts.time))
+        raise InputError(
+            _("--time {value!r}: write minutes, HH:MM:SS or D-HH:MM:SS (e.g. 04:00:00)").format(value=opts.time)
+        )
     if opts.gpus is not None and not 0 <= opts.gpus <= 1024:
         raise InputError(_("--gpus {value}: give 0 to 1024").format(value=opts.gpus))
 
@@ -142,9 +160,7 @@ fi
 """
 
 
-def submit_script(
-    *, job_dir: str, cwd: str, has_cwd: bool, cwd_text: str, job_name: str, opts: SlurmOptions
-) -> str:
+def submit_script(*, job_dir: str, cwd: str, has_cwd: bool, cwd_text: str, job_name: str, opts: SlurmOptions) -> str:
     """The remote shell script that writes the job directory and submits it (stdin: job.json's
     line, then command.sh)."""
     return fill_script(
@@ -185,8 +201,9 @@ async def queue(host: Host, missing_from: Sequence[str] = ()) -> dict[str, Slurm
     gone = [job_id for job_id in missing_from if job_id not in jobs and job_id.isdigit()]
     if gone:
         # no accounting (`Slurm accounting storage is disabled`): nothing more to learn, not an error
-        acct = await host.run(f"sacct -n -P -X -j {','.join(gone)} -o JobID,State,ExitCode,NodeList,Reason"
-                              " 2>/dev/null", timeout=30)
+        acct = await host.run(
+            f"sacct -n -P -X -j {','.join(gone)} -o JobID,State,ExitCode,NodeList,Reason 2>/dev/null", timeout=30
+        )
         if acct.ok:
             jobs.update(parse_sacct(acct.stdout))
     return jobs
@@ -220,10 +237,17 @@ async def annotate(host: Host, facts: Sequence[JobFacts], dir_of: Callable[[str]
         state = job.state if job else "UNKNOWN"
         reason = job.reason if job else None
         alive = state in ACTIVE_STATES
-        out.append(replace(f, alive=alive, scheduler_state=state, scheduler_reason=reason,
-                           node=f.node or (job.node if job and state != "PENDING" else None),
-                           scheduler_exit=job.exit_code if job else None,
-                           scheduler_time_limit=job.time_limit_seconds if job else None))
+        out.append(
+            replace(
+                f,
+                alive=alive,
+                scheduler_state=state,
+                scheduler_reason=reason,
+                node=f.node or (job.node if job and state != "PENDING" else None),
+                scheduler_exit=job.exit_code if job else None,
+                scheduler_time_limit=job.time_limit_seconds if job else None,
+            )
+        )
         if not alive:
             code = "-" if job is None or job.exit_code is None else str(job.exit_code)
             ended.append(f"{dir_of(f.id)}={state} {code} {reason or ''}".rstrip())
@@ -290,8 +314,11 @@ def gpu_scope(host: Host) -> Callable[[], Awaitable[str | None]]:
         res = await host.run(_RUNNING, timeout=30)
         if not res.ok:
             raise RemoteError(_("cannot read the SLURM queue: {error}").format(error=(res.stderr or res.stdout)[-300:]))
-        ids = [int(words[0]) for words in (line.split() for line in res.stdout.splitlines())
-               if len(words) == 2 and words[0].isdigit() and words[1].startswith("gpu-tui-")]
+        ids = [
+            int(words[0])
+            for words in (line.split() for line in res.stdout.splitlines())
+            if len(words) == 2 and words[0].isdigit() and words[1].startswith("gpu-tui-")
+        ]
         return f"srun --overlap --jobid={max(ids)} --ntasks=1 --quiet " if ids else None
 
     return scope
@@ -332,11 +359,20 @@ class SlurmScheduler:
         opts = options_for(inst, gpus=ask.gpus, partition=ask.partition, time=ask.time)
         validate_options(opts)
         if req.tmux:
-            raise InputError(_("{name}: --tmux is for jobs gpu-tui runs itself; a SLURM job runs on a compute node")
-                             .format(name=inst.name))
+            raise InputError(
+                _("{name}: --tmux is for jobs gpu-tui runs itself; a SLURM job runs on a compute node").format(
+                    name=inst.name
+                )
+            )
         cwd = remote_path(req.cwd) if req.cwd else ""
-        script = submit_script(job_dir=job_dir(inst, req.id), cwd=cwd, has_cwd=bool(cwd),
-                               cwd_text=req.cwd or "", job_name=req.name or req.id, opts=opts)
+        script = submit_script(
+            job_dir=job_dir(inst, req.id),
+            cwd=cwd,
+            has_cwd=bool(cwd),
+            cwd_text=req.cwd or "",
+            job_name=req.name or req.id,
+            opts=opts,
+        )
         res = await host.run(sh_c(script), stdin=req.to_json() + "\n" + command_script(req), timeout=60)
         submitted_id(res.exit_status, res.stdout + res.stderr, inst.name)
         return req
@@ -344,9 +380,7 @@ class SlurmScheduler:
     async def annotate(self, host: Host, inst: InstanceConfig, facts: Sequence[JobFacts]) -> list[JobFacts]:
         return await annotate(host, facts, lambda job_id: job_dir(inst, job_id))
 
-    async def stop(
-        self, host: Host, inst: InstanceConfig, job_id: str, steps: tuple[tuple[str, float], ...]
-    ) -> str:
+    async def stop(self, host: Host, inst: InstanceConfig, job_id: str, steps: tuple[tuple[str, float], ...]) -> str:
         """scancel (stop_script); a job without a SLURM id is the detached runner's."""
         d = job_dir(inst, job_id)
         found = await host.run(f"cat -- {d}/scheduler_job_id 2>/dev/null", timeout=30)
@@ -356,8 +390,11 @@ class SlurmScheduler:
         script = stop_script(job_dir=d, scheduler_job_id=scheduler_job_id, grace_seconds=steps[0][1])
         res = await host.run(sh_c(script), timeout=steps[0][1] + 45)
         if not res.ok:
-            raise RemoteError(_("{name}: job {job} did not stop: {error}").format(
-                name=inst.name, job=job_id, error=(res.stdout or res.stderr).strip()[:300]))
+            raise RemoteError(
+                _("{name}: job {job} did not stop: {error}").format(
+                    name=inst.name, job=job_id, error=(res.stdout or res.stderr).strip()[:300]
+                )
+            )
         return res.stdout.strip()
 
     def gpu_scope(self, host: Host) -> Callable[[], Awaitable[str | None]] | None:

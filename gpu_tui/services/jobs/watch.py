@@ -23,8 +23,15 @@ from gpu_tui.services.autostop import read_status
 from gpu_tui.services.jobs import runner as jobsvc
 from gpu_tui.services.jobs.sched import scheduler_for
 
-__all__ = ["ClusterReceived", "AutostopReceived", "JobsReceived", "JobFinished", "JobWatcher", "JOB_POLL_SECONDS",
-           "AUTOSTOP_POLL_EVERY"]
+__all__ = [
+    "ClusterReceived",
+    "AutostopReceived",
+    "JobsReceived",
+    "JobFinished",
+    "JobWatcher",
+    "JOB_POLL_SECONDS",
+    "AUTOSTOP_POLL_EVERY",
+]
 
 log = logging.getLogger(__name__)
 

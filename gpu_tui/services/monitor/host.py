@@ -151,9 +151,11 @@ class HostMonitor:
     ) -> None:
         _raise_lost_cancel()
         self.state = state
-        self._emit(StateChanged(
-            self.name, state, message=message, retry_at=retry_at, fingerprint=fingerprint, key_line=key_line
-        ))
+        self._emit(
+            StateChanged(
+                self.name, state, message=message, retry_at=retry_at, fingerprint=fingerprint, key_line=key_line
+            )
+        )
 
     async def _sleep_or_wake(self, seconds: float | None) -> None:
         self._wake.clear()
@@ -220,8 +222,9 @@ class HostMonitor:
                 if scope is None:
                     error = None if error is None or error.kind is not GpuErrorKind.NO_JOB else error
                     if error is None:
-                        error = nvsmi.gpu_error(GpuErrorKind.NO_JOB, say(N_(
-                            "no running job: a SLURM job's GPUs show here while it runs")))
+                        error = nvsmi.gpu_error(
+                            GpuErrorKind.NO_JOB, say(N_("no running job: a SLURM job's GPUs show here while it runs"))
+                        )
                         self._emit(GpuErrorChanged(self.name, error))
                     await asyncio.sleep(GPU_RETRY_SECONDS)
                     continue

@@ -283,8 +283,9 @@ class WatchLoop:
         if rec.logs:
             charsets = {f.id: f.charset for f in self._facts}
             for job_id, data in rec.logs.items():
-                self._summaries[job_id] = summarize(data, from_start=len(data) < LOG_WINDOW,
-                                                    charset=charsets.get(job_id))
+                self._summaries[job_id] = summarize(
+                    data, from_start=len(data) < LOG_WINDOW, charset=charsets.get(job_id)
+                )
         if rec.jobs is not None:
             known = {f.id for f in self._facts}
             for job_id in [j for j in self._summaries if j not in known]:

@@ -53,7 +53,6 @@ def _closure(roots: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(seen))
 
 
-
 class _Portable(ast.NodeTransformer):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         self.generic_visit(node)
@@ -138,8 +137,14 @@ def sh_target_files(index: int, req: Request, masked: str) -> Mapping[str, str]:
     for key, value in req.headers:
         if "\n" in key or "\n" in value:
             raise Unsupported(_("a header holds a line break: the instance cannot send it"))
-    curl = [f"url = {_curl_quote(req.url)}", 'request = "POST"', "silent", "show-error",
-            'write-out = "%{http_code}"', *(f"header = {_curl_quote(f'{k}: {v}')}" for k, v in req.headers)]
+    curl = [
+        f"url = {_curl_quote(req.url)}",
+        'request = "POST"',
+        "silent",
+        "show-error",
+        'write-out = "%{http_code}"',
+        *(f"header = {_curl_quote(f'{k}: {v}')}" for k, v in req.headers),
+    ]
     wgetrc = [f"header = {k}: {v}" for k, v in req.headers]
     files = {
         f"{stem}.meta": f"{masked}\n{req.sign or ''}\n{ok_pattern(req)}\n",

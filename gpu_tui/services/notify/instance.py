@@ -91,7 +91,9 @@ def wechat_base() -> str:
     """AutoDL's WeChat message API base: `GPU_TUI_AUTODL_WECHAT_API` (as the laptop's sender
     reads it), else `GPU_TUI_AUTODL_API` (the balance API's), else www.autodl.com."""
     env = os.environ
-    return (env.get("GPU_TUI_AUTODL_WECHAT_API") or env.get("GPU_TUI_AUTODL_API") or "https://www.autodl.com").rstrip("/")
+    return (env.get("GPU_TUI_AUTODL_WECHAT_API") or env.get("GPU_TUI_AUTODL_API") or "https://www.autodl.com").rstrip(
+        "/"
+    )
 
 
 def instance_support(url: str) -> str | None:
@@ -144,8 +146,12 @@ def targets_document(
         why = instance_support(url)
         if why is None:
             try:
-                req = request_for(url, autodl_token=autodl_token, autodl_base=wechat_base(),
-                                  base=os.environ.get("GPU_TUI_NOTIFY_BASE") or None)
+                req = request_for(
+                    url,
+                    autodl_token=autodl_token,
+                    autodl_base=wechat_base(),
+                    base=os.environ.get("GPU_TUI_NOTIFY_BASE") or None,
+                )
             except Unsupported as exc:
                 why = str(exc)
         if why is not None:
@@ -158,9 +164,20 @@ def targets_document(
             warnings.append(_("{target}: not sent from the instance ({why})").format(target=masked, why=exc.message))
             continue
         own = sorted(e for e in (events_of or {}).get(url, events) if e in INSTANCE_EVENTS)
-        rows.append({"masked": masked, "scheme": req.scheme, "url": req.url, "headers": [list(h) for h in req.headers],
-                     "body": req.body, "sign": req.sign, "secret": req.secret, "ok_field": req.ok_field,
-                     "ok_values": list(req.ok_values), "events": own})
+        rows.append(
+            {
+                "masked": masked,
+                "scheme": req.scheme,
+                "url": req.url,
+                "headers": [list(h) for h in req.headers],
+                "body": req.body,
+                "sign": req.sign,
+                "secret": req.secret,
+                "ok_field": req.ok_field,
+                "ok_values": list(req.ok_values),
+                "events": own,
+            }
+        )
         sh.update(files)
         sh[f"t{len(rows) - 1}.events"] = "".join(f"{e}\n" for e in own)
     wanted = sorted(e for e in events if e in INSTANCE_EVENTS)
@@ -169,10 +186,21 @@ def targets_document(
             msgs = messages(inst.name)
     else:
         msgs = messages(inst.name)
-    doc: dict[str, object] = {"version": 1, "instance": inst.name, "events": wanted, "hourly_rate": inst.hourly_rate,
-                              "currency": currency, "timeout": TIMEOUT_S, "attempts": ATTEMPTS, "budget": BUDGET_S,
-                              "watch_seconds": WATCH_S, "failure_grace": FAILURE_GRACE_S, "language": language,
-                              "messages": msgs, "targets": rows}
+    doc: dict[str, object] = {
+        "version": 1,
+        "instance": inst.name,
+        "events": wanted,
+        "hourly_rate": inst.hourly_rate,
+        "currency": currency,
+        "timeout": TIMEOUT_S,
+        "attempts": ATTEMPTS,
+        "budget": BUDGET_S,
+        "watch_seconds": WATCH_S,
+        "failure_grace": FAILURE_GRACE_S,
+        "language": language,
+        "messages": msgs,
+        "targets": rows,
+    }
     sh["settings"] = f"{TIMEOUT_S}\n{ATTEMPTS}\n{BUDGET_S}\n{inst.hourly_rate}\n{currency}\n"
     sh["events"] = "".join(f"{e}\n" for e in wanted)
     for key, text in msgs.items():
@@ -220,17 +248,28 @@ async def install_notify(
     if not targets:
         res = await host.run(sh_c(f"rm -rf {state}/notify/targets.json {state}/notify/sh"), timeout=30)
         if not res.ok:
-            raise RemoteError(_("{name}: cannot remove the notification targets: {error}").format(
-                name=inst.name, error=res.stderr.strip()[:300]))
+            raise RemoteError(
+                _("{name}: cannot remove the notification targets: {error}").format(
+                    name=inst.name, error=res.stderr.strip()[:300]
+                )
+            )
         return []
     token = None
     if any(scheme_of(t) == "autodl-wechat" for t in targets):
         secret = await asyncio.to_thread((store or SecretStore()).get_password, TOKEN_NAME)
         token = secret.get_secret_value() if secret else None
-    doc, sh_files, warnings = targets_document(inst, targets, events, currency=currency, autodl_token=token,
-                                               language=language, events_of=events_of)
-    lines = ["set -e", "umask 077", f"s={state}", 'mkdir -p "$s/bin/notify-v1-core" "$s/notify"',
-             'chmod 700 "$s/notify"', 'rm -rf "$s/notify/sh.new"', 'mkdir "$s/notify/sh.new"']
+    doc, sh_files, warnings = targets_document(
+        inst, targets, events, currency=currency, autodl_token=token, language=language, events_of=events_of
+    )
+    lines = [
+        "set -e",
+        "umask 077",
+        f"s={state}",
+        'mkdir -p "$s/bin/notify-v1-core" "$s/notify"',
+        'chmod 700 "$s/notify"',
+        'rm -rf "$s/notify/sh.new"',
+        'mkdir "$s/notify/sh.new"',
+    ]
     for name, text in sender_files().items():
         lines.append(_put(f"$s/bin/{name}", text))
     for name, text in portable_core().items():
@@ -241,8 +280,11 @@ async def install_notify(
     lines += ['rm -rf "$s/notify/sh"', 'mv "$s/notify/sh.new" "$s/notify/sh"', _PROBE]
     res = await host.run("sh -s", stdin="\n".join(lines), timeout=60)
     if not res.ok or "installed" not in res.stdout:
-        raise RemoteError(_("{name}: cannot install the notification sender: {error}").format(
-            name=inst.name, error=(res.stderr or res.stdout).strip()[:300]))
+        raise RemoteError(
+            _("{name}: cannot install the notification sender: {error}").format(
+                name=inst.name, error=(res.stderr or res.stdout).strip()[:300]
+            )
+        )
     return warnings + _tool_warnings(inst, res.stdout, doc)
 
 
@@ -253,13 +295,25 @@ def _tool_warnings(inst: InstanceConfig, probe: str, doc: dict[str, object]) -> 
     rows = doc["targets"]
     assert isinstance(rows, list)
     if "curl" not in have and "wget" not in have:
-        return [_("{name}: no python3, curl or GNU wget on the instance: it cannot send notifications").format(
-            name=inst.name)]
-    out = [_("{name}: no python3 on the instance: a failed job's notice gives its exit code, not the log's reason")
-           .format(name=inst.name)]
+        return [
+            _("{name}: no python3, curl or GNU wget on the instance: it cannot send notifications").format(
+                name=inst.name
+            )
+        ]
+    out = [
+        _("{name}: no python3 on the instance: a failed job's notice gives its exit code, not the log's reason").format(
+            name=inst.name
+        )
+    ]
     if "openssl" not in have:
-        out += [_("{target}: needs signing (HMAC-SHA256), and the instance has neither python3 nor openssl: "
-                  "sent from the laptop only").format(target=r["masked"]) for r in rows if r.get("sign")]
+        out += [
+            _(
+                "{target}: needs signing (HMAC-SHA256), and the instance has neither python3 nor openssl: "
+                "sent from the laptop only"
+            ).format(target=r["masked"])
+            for r in rows
+            if r.get("sign")
+        ]
     return out
 
 
@@ -267,15 +321,20 @@ def _result(obj: object) -> TargetResult | None:
     if not isinstance(obj, dict):
         return None
     err = obj.get("error")
-    return TargetResult(str(obj.get("target", "")), obj.get("ok") is True, None if err is None else str(err),
-                        int(obj.get("attempts") or 0))
+    return TargetResult(
+        str(obj.get("target", "")),
+        obj.get("ok") is True,
+        None if err is None else str(err),
+        int(obj.get("attempts") or 0),
+    )
 
 
 async def send_test_from_instance(host: Host, inst: InstanceConfig) -> list[TargetResult]:
     """Run the shipped sender once with a test message; one result per target it holds."""
     state = shell_state_dir(inst)
-    script = fill_script('[ -f __S__/notify/targets.json ] || exit 0\nsh __S__/bin/__N__ __S__ test',
-                         S=state, N=SENDER_NAME)
+    script = fill_script(
+        "[ -f __S__/notify/targets.json ] || exit 0\nsh __S__/bin/__N__ __S__ test", S=state, N=SENDER_NAME
+    )
     res = await host.run(sh_c(script), timeout=BUDGET_S + 30)
     out: list[TargetResult] = []
     for line in res.stdout.splitlines():
@@ -286,8 +345,11 @@ async def send_test_from_instance(host: Host, inst: InstanceConfig) -> list[Targ
         if found is not None:
             out.append(found)
     if not out and res.exit_status not in (0, 3):
-        raise RemoteError(_("{name}: the notification test did not run: {error}").format(
-            name=inst.name, error=(res.stderr or res.stdout).strip()[:300]))
+        raise RemoteError(
+            _("{name}: the notification test did not run: {error}").format(
+                name=inst.name, error=(res.stderr or res.stdout).strip()[:300]
+            )
+        )
     return out
 
 
@@ -296,9 +358,17 @@ def _sent(obj: object) -> SentEvent | None:
         return None
     try:
         results = tuple(r for r in (_result(t) for t in obj.get("targets") or ()) if r is not None)
-        return SentEvent(obj["id"], str(obj.get("event", "")), str(obj.get("instance", "")),
-                         None if obj.get("job") is None else str(obj["job"]), str(obj.get("title", "")),
-                         str(obj.get("body", "")), float(obj.get("at") or 0), results, str(obj.get("via", "")))
+        return SentEvent(
+            obj["id"],
+            str(obj.get("event", "")),
+            str(obj.get("instance", "")),
+            None if obj.get("job") is None else str(obj["job"]),
+            str(obj.get("title", "")),
+            str(obj.get("body", "")),
+            float(obj.get("at") or 0),
+            results,
+            str(obj.get("via", "")),
+        )
     except (TypeError, ValueError):
         return None
 
@@ -308,8 +378,11 @@ async def read_outbox(host: Host, inst: InstanceConfig, since: float | None = No
     path = f"{shell_state_dir(inst)}/notify/outbox.jsonl"
     res = await host.run(sh_c(f"[ -f {path} ] || exit 0; tail -n {OUTBOX_LINES} {path}"), timeout=30)
     if not res.ok:
-        raise RemoteError(_("{name}: cannot read the notification outbox: {error}").format(
-            name=inst.name, error=res.stderr.strip()[:300]))
+        raise RemoteError(
+            _("{name}: cannot read the notification outbox: {error}").format(
+                name=inst.name, error=res.stderr.strip()[:300]
+            )
+        )
     events = []
     for line in res.stdout.splitlines():
         try:

@@ -94,13 +94,16 @@ def url_problem(url: str) -> str | None:
     if url == AUTODL_WECHAT:
         return None
     if "://" not in url:
-        return _("not a notification URL (want SCHEME://..., e.g. ntfy://TOPIC, json://HOST:PORT/PATH, "
-                 "or autodl-wechat)")
+        return _(
+            "not a notification URL (want SCHEME://..., e.g. ntfy://TOPIC, json://HOST:PORT/PATH, or autodl-wechat)"
+        )
     _register(url)
     if _apprise_object(url) is None:
         scheme = url.split("://", 1)[0]
-        return _("Apprise cannot use this {scheme}:// URL (unknown service, or a part is missing); "
-                 "see https://github.com/caronc/apprise/wiki").format(scheme=scheme)
+        return _(
+            "Apprise cannot use this {scheme}:// URL (unknown service, or a part is missing); "
+            "see https://github.com/caronc/apprise/wiki"
+        ).format(scheme=scheme)
     return None
 
 
@@ -186,15 +189,18 @@ def _send_apprise(url: str, title: str, body: str, timeout: float) -> str | None
 
 async def _send_wechat(token: SecretStr | None, title: str, body: str, name: str, timeout: float) -> str | None:
     if token is None:
-        return _("no AutoDL developer token stored (`keyring set gpu-tui provider:autodl`, or "
-                 "GPU_TUI_PASSWORD_PROVIDER_AUTODL)")
+        return _(
+            "no AutoDL developer token stored (`keyring set gpu-tui provider:autodl`, or "
+            "GPU_TUI_PASSWORD_PROVIDER_AUTODL)"
+        )
     payload = json.dumps({"title": title, "name": name, "content": body}, ensure_ascii=False).encode()
     headers = {"Authorization": token.get_secret_value(), "Content-Type": "application/json"}
     try:
         answer = await fetch("POST", wechat_endpoint(), headers=headers, body=payload, timeout=timeout)
     except NotAUrl:
         return _("{provider} API: {url!r} is not a URL (check GPU_TUI_*_API)").format(
-            provider=_("AutoDL WeChat"), url=wechat_endpoint())
+            provider=_("AutoDL WeChat"), url=wechat_endpoint()
+        )
     except NoAnswer as exc:
         return exc.reason
     if answer.status >= 300:  # a 3xx too: the token must not follow a redirect elsewhere
@@ -206,9 +212,16 @@ async def _send_wechat(token: SecretStr | None, title: str, body: str, name: str
     return None if code == "Success" else _("refused: {code}").format(code=code)
 
 
-async def send_one(target: Target, title: str, body: str, *, instance: str = "",
-                   wechat_token: SecretStr | None = None, timeout: float = DEFAULT_TIMEOUT,
-                   attempts: int = 1) -> Delivery:
+async def send_one(
+    target: Target,
+    title: str,
+    body: str,
+    *,
+    instance: str = "",
+    wechat_token: SecretStr | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    attempts: int = 1,
+) -> Delivery:
     """Send to one target, `attempts` times at most, each within `timeout` seconds."""
     url = target.url.get_secret_value()
     _register(url)
@@ -218,7 +231,8 @@ async def send_one(target: Target, title: str, body: str, *, instance: str = "",
         try:
             if url == AUTODL_WECHAT:
                 error = await asyncio.wait_for(
-                    _send_wechat(wechat_token, title, body, instance or "gpu-tui", timeout), timeout + 2)
+                    _send_wechat(wechat_token, title, body, instance or "gpu-tui", timeout), timeout + 2
+                )
             else:
                 error = await _in_thread(partial(_send_apprise, url, title, body, timeout), timeout + 2)
         except TimeoutError:
@@ -233,10 +247,24 @@ async def send_one(target: Target, title: str, body: str, *, instance: str = "",
     return Delivery(target, error is None, error, time.monotonic() - started)
 
 
-async def send_all(targets: Sequence[Target], title: str, body: str, *, instance: str = "",
-                   wechat_token: SecretStr | None = None, timeout: float = DEFAULT_TIMEOUT,
-                   attempts: int = 1) -> list[Delivery]:
+async def send_all(
+    targets: Sequence[Target],
+    title: str,
+    body: str,
+    *,
+    instance: str = "",
+    wechat_token: SecretStr | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    attempts: int = 1,
+) -> list[Delivery]:
     """Send to every target at once; one Delivery per target, in their order."""
-    return list(await asyncio.gather(*(
-        send_one(t, title, body, instance=instance, wechat_token=wechat_token, timeout=timeout, attempts=attempts)
-        for t in targets)))
+    return list(
+        await asyncio.gather(
+            *(
+                send_one(
+                    t, title, body, instance=instance, wechat_token=wechat_token, timeout=timeout, attempts=attempts
+                )
+                for t in targets
+            )
+        )
+    )

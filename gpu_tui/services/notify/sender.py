@@ -40,8 +40,6 @@ LOG_WINDOW = 256 * 1024
 REPLY_MAX = 65536
 
 
-
-
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """A webhook does not redirect; following one would hand its token to another host."""
 
@@ -50,6 +48,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_NoRedirect)
+
 
 def read(path: str, limit: int = -1) -> str:
     try:
@@ -224,8 +223,9 @@ def watch(conf: Dict[str, Any], state: str, job_dir: str) -> int:
         job = job_name(job_dir)
         body = fill(msgs["line.loss"], {"loss": "%.4g" % loss}) if loss is not None else ""
         title = fill(msgs["job_failure"], {"job": job, "reason": reason})
-        results = deliver(state, conf, "job_failure", "job_failure:" + os.path.basename(job_dir.rstrip("/")), job,
-                          title, body)
+        results = deliver(
+            state, conf, "job_failure", "job_failure:" + os.path.basename(job_dir.rstrip("/")), job, title, body
+        )
         return 0 if all(r["ok"] for r in results) else 3
     return 0
 
@@ -309,11 +309,15 @@ def send_one(target: Dict[str, Any], title: str, body: str, budget: Dict[str, fl
     return {"target": target["masked"], "ok": error is None, "error": error, "attempts": attempts}
 
 
-def deliver(state: str, conf: Dict[str, Any], event: str, event_id: str, job: Optional[str], title: str,
-            body: str) -> List[Dict[str, Any]]:
+def deliver(
+    state: str, conf: Dict[str, Any], event: str, event_id: str, job: Optional[str], title: str, body: str
+) -> List[Dict[str, Any]]:
     timeout = float(conf.get("timeout", 8))
-    budget = {"attempts": float(conf.get("attempts", 3)), "timeout": timeout,
-              "deadline": time.time() + float(conf.get("budget", 30))}
+    budget = {
+        "attempts": float(conf.get("attempts", 3)),
+        "timeout": timeout,
+        "deadline": time.time() + float(conf.get("budget", 30)),
+    }
     # each target has the events it asked for (`notify add --events`); a test goes to every one
     chosen = [t for t in conf["targets"] if event == "test" or event in t.get("events", conf.get("events", []))]
     results = [None] * len(chosen)  # type: List[Any]
@@ -326,10 +330,21 @@ def deliver(state: str, conf: Dict[str, Any], event: str, event_id: str, job: Op
         t.start()
     for t in threads:
         t.join(max(0.0, budget["deadline"] - time.time() + timeout))
-    done = [r if r is not None else {"target": t["masked"], "ok": False, "error": "timed out", "attempts": 0}
-            for r, t in zip(results, chosen)]
-    line = {"id": event_id, "event": event, "instance": conf.get("instance", ""), "job": job, "title": title,
-            "body": body, "at": time.time(), "targets": done, "via": "python%d.%d" % sys.version_info[:2]}
+    done = [
+        r if r is not None else {"target": t["masked"], "ok": False, "error": "timed out", "attempts": 0}
+        for r, t in zip(results, chosen)
+    ]
+    line = {
+        "id": event_id,
+        "event": event,
+        "instance": conf.get("instance", ""),
+        "job": job,
+        "title": title,
+        "body": body,
+        "at": time.time(),
+        "targets": done,
+        "via": "python%d.%d" % sys.version_info[:2],
+    }
     with open(os.path.join(state, "notify", "outbox.jsonl"), "a") as f:
         f.write(json.dumps(line, ensure_ascii=False) + "\n")
     for r in done:
@@ -379,8 +394,9 @@ def main(argv: List[str]) -> int:
         title = fill(msgs["autostop." + kind], {"error": args[2] if len(args) > 2 else ""})
         results = deliver(state, conf, "autostop", args[1], None, title, "")
     elif event == "test":
-        results = deliver(state, conf, "test", "test:%d" % int(time.time() * 1000), None, msgs["test"],
-                          msgs["test.body"])
+        results = deliver(
+            state, conf, "test", "test:%d" % int(time.time() * 1000), None, msgs["test"], msgs["test.body"]
+        )
         for r in results:
             print(json.dumps(r))
     else:

@@ -23,15 +23,17 @@ from gpu_tui.services.notify.targets import targets
 __all__ = ["ship", "ship_configured"]
 
 
-async def ship(host: Host, inst: InstanceConfig, every: Sequence[Target], currency: str,
-               store: SecretStore | None = None) -> list[str]:
+async def ship(
+    host: Host, inst: InstanceConfig, every: Sequence[Target], currency: str, store: SecretStore | None = None
+) -> list[str]:
     """Install the sender with the targets that want an instance event (none: the instance's copy
     is removed); the warnings install_notify gives (targets it cannot send, tools it lacks)."""
     chosen = [t for t in every if set(t.events) & set(INSTANCE_EVENTS)]
     events_of = {t.url.get_secret_value(): [e for e in t.events if e in INSTANCE_EVENTS] for t in chosen}
     union = sorted({e for wanted in events_of.values() for e in wanted})
-    return await install_notify(host, inst, list(events_of), union, active_language(),
-                                currency=currency, store=store, events_of=events_of)
+    return await install_notify(
+        host, inst, list(events_of), union, active_language(), currency=currency, store=store, events_of=events_of
+    )
 
 
 async def ship_configured(host: Host, inst: InstanceConfig, settings: Settings, store: SecretStore) -> list[str]:

@@ -20,8 +20,16 @@ from gpu_tui.core.i18n import _
 from gpu_tui.services.notify.send import AUTODL_WECHAT, Target
 from gpu_tui.services.providers.autodl_balance import TOKEN_NAME
 
-__all__ = ["KEYRING_NAME", "NotifySetup", "add_target", "for_event", "keyring_targets", "load_setup",
-           "remove_target", "targets"]
+__all__ = [
+    "KEYRING_NAME",
+    "NotifySetup",
+    "add_target",
+    "for_event",
+    "keyring_targets",
+    "load_setup",
+    "remove_target",
+    "targets",
+]
 
 KEYRING_NAME = "notify:targets"
 """The keyring username (service `gpu-tui`) of the targets `notify add` keeps."""
@@ -50,9 +58,11 @@ def _save(store: SecretStore, items: Sequence[tuple[str, tuple[str, ...] | None]
     try:
         store.set_password(KEYRING_NAME, SecretStr(text))
     except SecretError:
-        raise SecretError(_(
-            "cannot keep the target in the keyring ({problem}); list it in the config's [notify] urls "
-            "instead").format(problem=store.keyring_problem)) from None
+        raise SecretError(
+            _(
+                "cannot keep the target in the keyring ({problem}); list it in the config's [notify] urls instead"
+            ).format(problem=store.keyring_problem)
+        ) from None
 
 
 def targets(settings: Settings, store: SecretStore | None) -> list[Target]:
@@ -87,8 +97,9 @@ def remove_target(settings: Settings, store: SecretStore, number: int) -> Target
     every = targets(settings, store)
     match = next((t for t in every if t.number == number), None)
     if match is None:
-        raise InputError(_("no target number {n}; `gpu-tui notify list` shows {count}").format(
-            n=number, count=len(every)))
+        raise InputError(
+            _("no target number {n}; `gpu-tui notify list` shows {count}").format(n=number, count=len(every))
+        )
     if match.source == "config":
         raise InputError(_("target {n} is in the config file's [notify] urls; delete it there").format(n=number))
     items = keyring_targets(store)

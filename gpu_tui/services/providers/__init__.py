@@ -58,8 +58,11 @@ def token_for(provider: str, secrets: SecretStore) -> SecretStr | None:
 
 def check_provider(provider: str) -> str:
     if provider not in API_PROVIDERS:
-        raise InputError(_("{provider!r} has no API gpu-tui can use; choose one of: {known}").format(
-            provider=provider, known=", ".join(API_PROVIDERS)))
+        raise InputError(
+            _("{provider!r} has no API gpu-tui can use; choose one of: {known}").format(
+                provider=provider, known=", ".join(API_PROVIDERS)
+            )
+        )
     return provider
 
 

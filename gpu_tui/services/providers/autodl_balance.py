@@ -56,11 +56,15 @@ def _parse(body: bytes) -> Balance:
         reply = json.loads(body)
         if reply.get("code") != "Success":
             why = reply.get("msg") or reply.get("code")
-            raise RemoteError(_("AutoDL balance API: {reason}").format(reason=why) if why
-                              else _("AutoDL balance API: refused"))
+            raise RemoteError(
+                _("AutoDL balance API: {reason}").format(reason=why) if why else _("AutoDL balance API: refused")
+            )
         data = reply["data"]
-        return Balance(assets=int(data["assets"]) / 1000, voucher=int(data.get("voucher_balance", 0)) / 1000,
-                       spent=int(data.get("accumulate", 0)) / 1000)
+        return Balance(
+            assets=int(data["assets"]) / 1000,
+            voucher=int(data.get("voucher_balance", 0)) / 1000,
+            spent=int(data.get("accumulate", 0)) / 1000,
+        )
     except (ValueError, KeyError, TypeError, AttributeError):
         unread = _("AutoDL balance API: an answer gpu-tui cannot read: {body!r}").format(body=body[:120])
         raise RemoteError(unread) from None
@@ -70,11 +74,15 @@ async def fetch_balance(token: SecretStr, *, base: str | None = None, timeout: f
     """The balance; RemoteError saying why not."""
     url = f"{base or api_base()}/api/v1/dev/wallet/balance"
     try:
-        answer = await fetch("POST", url, headers={"Authorization": token.get_secret_value()}, body=b"",
-                             timeout=timeout)
+        answer = await fetch(
+            "POST", url, headers={"Authorization": token.get_secret_value()}, body=b"", timeout=timeout
+        )
     except NotAUrl:
-        raise InputError(_("{provider} API: {url!r} is not a URL (check GPU_TUI_*_API)").format(
-            provider="AutoDL", url=base or api_base())) from None
+        raise InputError(
+            _("{provider} API: {url!r} is not a URL (check GPU_TUI_*_API)").format(
+                provider="AutoDL", url=base or api_base()
+            )
+        ) from None
     except NoAnswer as exc:
         raise Unreachable(_("AutoDL balance API: {reason}").format(reason=exc.reason)) from None
     if answer.status in (401, 403):

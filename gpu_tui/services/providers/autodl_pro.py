@@ -64,10 +64,17 @@ def parse_pro(item: Mapping[str, Any], status: str | None, snap: Mapping[str, An
     gpu = snap.get("snapshot_gpu_alias_name") or item.get("snapshot_gpu_alias_name") or item.get("gpu_name") or ""
     count = snap.get("gpu_num") or item.get("gpu_num")
     return ProviderInstance(
-        provider="autodl", id=uuid, name=str(item.get("instance_name") or item.get("name") or ""), status=state,
-        raw_status=raw, gpu=f"{count}x {gpu}" if count and gpu else str(gpu),
-        price_per_hour=int(price) / 1000 if isinstance(price, int | float) else None, currency="¥",
-        ssh_host=host, ssh_port=port, ssh_user=user,
+        provider="autodl",
+        id=uuid,
+        name=str(item.get("instance_name") or item.get("name") or ""),
+        status=state,
+        raw_status=raw,
+        gpu=f"{count}x {gpu}" if count and gpu else str(gpu),
+        price_per_hour=int(price) / 1000 if isinstance(price, int | float) else None,
+        currency="¥",
+        ssh_host=host,
+        ssh_port=port,
+        ssh_user=user,
     )
 
 
@@ -90,8 +97,11 @@ class AutoDLPro:
         found: list[ProviderInstance] = []
         page = 1
         while True:
-            data = _data(await self._api.request(
-                "POST", f"{_PRO}/list", body={"page_index": page, "page_size": 100}, idempotent=True))
+            data = _data(
+                await self._api.request(
+                    "POST", f"{_PRO}/list", body={"page_index": page, "page_size": 100}, idempotent=True
+                )
+            )
             items = data.get("list") if isinstance(data, Mapping) else None
             if not isinstance(items, list):
                 raise RemoteError(_("AutoDL API: the instance list is missing from the answer"))

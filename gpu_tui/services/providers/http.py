@@ -96,8 +96,9 @@ def _reason(exc: BaseException) -> str:
     return " ".join(words.split())[:200]  # a garbled answer's words are the server's: one short line
 
 
-async def fetch(method: str, url: str, *, headers: Mapping[str, str], body: bytes | None = None,
-                timeout: float = 10.0) -> Answer:
+async def fetch(
+    method: str, url: str, *, headers: Mapping[str, str], body: bytes | None = None, timeout: float = 10.0
+) -> Answer:
     """One request and its whole answer (status and body, at most _MAX_BODY bytes)."""
     import httpx  # on use: it costs more to import than urllib, and most commands never call out
 
@@ -160,30 +161,47 @@ class JsonApi:
         try:
             answer = await fetch(method, url, headers=headers, body=body, timeout=self.timeout)
         except NotAUrl:
-            raise InputError(_("{provider} API: {url!r} is not a URL (check GPU_TUI_*_API)").format(
-                provider=self.label, url=self.base)) from None
+            raise InputError(
+                _("{provider} API: {url!r} is not a URL (check GPU_TUI_*_API)").format(
+                    provider=self.label, url=self.base
+                )
+            ) from None
         except NoAnswer as exc:
-            raise Unreachable(_("{provider} API unreachable: {reason}").format(
-                provider=self.label, reason=exc.reason)) from None
+            raise Unreachable(
+                _("{provider} API unreachable: {reason}").format(provider=self.label, reason=exc.reason)
+            ) from None
         log.debug("%s API %s %s -> HTTP %s", self.label, method, path, answer.status)
         if answer.status >= 300:  # a 3xx too: redirects are not followed
             words = provider_words(answer.body[:65536])
             if answer.status in (401, 403):
-                raise AuthFailed(_("{provider} API refused the token (HTTP {code}: {words})").format(
-                    provider=self.label, code=answer.status, words=words))
-            raise ApiHttpError(_("{provider} API: HTTP {code}: {words}").format(
-                provider=self.label, code=answer.status, words=words), status=answer.status)
+                raise AuthFailed(
+                    _("{provider} API refused the token (HTTP {code}: {words})").format(
+                        provider=self.label, code=answer.status, words=words
+                    )
+                )
+            raise ApiHttpError(
+                _("{provider} API: HTTP {code}: {words}").format(provider=self.label, code=answer.status, words=words),
+                status=answer.status,
+            )
         if not answer.body.strip():
             return None
         try:
             return json.loads(answer.body)
         except ValueError:
-            raise RemoteError(_("{provider} API: an answer gpu-tui cannot read: {body!r}").format(
-                provider=self.label, body=answer.body[:120])) from None
+            raise RemoteError(
+                _("{provider} API: an answer gpu-tui cannot read: {body!r}").format(
+                    provider=self.label, body=answer.body[:120]
+                )
+            ) from None
 
     async def request(
-        self, method: str, path: str, *, query: Mapping[str, str] | None = None,
-        body: Mapping[str, Any] | None = None, idempotent: bool | None = None,
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
+        idempotent: bool | None = None,
     ) -> Any:
         """The parsed JSON reply (None for an empty one). `idempotent` defaults to GET."""
         url = self.base.rstrip("/") + path

@@ -26,9 +26,22 @@ from gpu_tui.remote.host import Host
 from gpu_tui.services.power import Before, ShutdownResult, shutdown_many
 from gpu_tui.services.providers import LABELS, ProviderClient, client_for, token_env, token_for
 
-__all__ = ["ImportPlan", "plan_import", "write_import", "start_instance", "stop_via_api", "ssh_answers",
-           "StartResult", "configured_ids", "has_api", "shutdown_fleet", "api_clients",
-           "importable_providers", "import_accounts", "refreshed_fields"]
+__all__ = [
+    "ImportPlan",
+    "plan_import",
+    "write_import",
+    "start_instance",
+    "stop_via_api",
+    "ssh_answers",
+    "StartResult",
+    "configured_ids",
+    "has_api",
+    "shutdown_fleet",
+    "api_clients",
+    "importable_providers",
+    "import_accounts",
+    "refreshed_fields",
+]
 
 START_WAIT_SECONDS = 900.0
 STOP_VERIFY_SECONDS = 120.0
@@ -49,7 +62,11 @@ class ImportPlan:
 
 
 def plan_import(
-    listed: Sequence[ProviderInstance], settings: Settings, ids: Iterable[str], *, all_: bool,
+    listed: Sequence[ProviderInstance],
+    settings: Settings,
+    ids: Iterable[str],
+    *,
+    all_: bool,
 ) -> list[ImportPlan]:
     """Which entries an import writes: the named ids (or all); an id already in the config
     updates that entry (matched by provider and provider_id), never a second one."""
@@ -58,8 +75,9 @@ def plan_import(
     missing = [i for i in wanted if i not in by_id]
     if missing:
         known = ", ".join(by_id) or _("none")
-        raise InputError(_("no instance {ids} on this account; it has: {known}").format(
-            ids=", ".join(missing), known=known))
+        raise InputError(
+            _("no instance {ids} on this account; it has: {known}").format(ids=", ".join(missing), known=known)
+        )
     chosen = list(listed) if all_ else [by_id[i] for i in wanted]
     taken = {i.name for i in settings.instances}
     plans: list[ImportPlan] = []
@@ -114,16 +132,23 @@ class StartResult:
 
 def _require_id(inst: InstanceConfig) -> str:
     if not inst.provider_id:
-        raise InputError(_("{name} has no provider_id in the config: import it (`gpu-tui import {provider}`) "
-                           "so gpu-tui knows which instance of the account it is").format(
-            name=inst.name, provider=inst.provider))
+        raise InputError(
+            _(
+                "{name} has no provider_id in the config: import it (`gpu-tui import {provider}`) "
+                "so gpu-tui knows which instance of the account it is"
+            ).format(name=inst.name, provider=inst.provider)
+        )
     return inst.provider_id
 
 
 async def start_instance(
-    inst: InstanceConfig, client: ProviderClient, *, wait: bool = True,
+    inst: InstanceConfig,
+    client: ProviderClient,
+    *,
+    wait: bool = True,
     progress: Callable[[str], None] = lambda line: None,
-    wait_seconds: float = START_WAIT_SECONDS, poll: float = POLL_SECONDS,
+    wait_seconds: float = START_WAIT_SECONDS,
+    poll: float = POLL_SECONDS,
 ) -> StartResult:
     """Power on through the API; with `wait`, poll the API until it runs with an endpoint and
     SSH answers there. Never raises for the provider's own failures."""
@@ -153,14 +178,25 @@ async def start_instance(
             where = f" {pi.ssh_host}:{pi.ssh_port}" if pi.has_endpoint else ""
             if seen + where != last:
                 last = seen + where
-                progress(_("{provider}: {status}{where}").format(
-                    provider=LABELS[inst.provider], status=seen, where=where))
+                progress(
+                    _("{provider}: {status}{where}").format(provider=LABELS[inst.provider], status=seen, where=where)
+                )
             if pi.status == "running" and pi.ssh_host and pi.ssh_port and await ssh_answers(pi.ssh_host, pi.ssh_port):
-                return result(True, _("running, SSH answers at {host}:{port} (after {seconds:.1f} s)").format(
-                    host=pi.ssh_host, port=pi.ssh_port, seconds=time.monotonic() - started), pi)
+                return result(
+                    True,
+                    _("running, SSH answers at {host}:{port} (after {seconds:.1f} s)").format(
+                        host=pi.ssh_host, port=pi.ssh_port, seconds=time.monotonic() - started
+                    ),
+                    pi,
+                )
         await asyncio.sleep(poll)
-    return result(False, _("powered on, but SSH did not answer within {seconds:g} s (status: {status})").format(
-        seconds=wait_seconds, status=last or _("unknown")), pi)
+    return result(
+        False,
+        _("powered on, but SSH did not answer within {seconds:g} s (status: {status})").format(
+            seconds=wait_seconds, status=last or _("unknown")
+        ),
+        pi,
+    )
 
 
 def refreshed_fields(inst: InstanceConfig, result: StartResult) -> dict[str, object]:
@@ -170,8 +206,11 @@ def refreshed_fields(inst: InstanceConfig, result: StartResult) -> dict[str, obj
     if pi is None:
         return {}
     fields: dict[str, object] = {}
-    if pi.ssh_host and pi.ssh_port and (pi.ssh_host, pi.ssh_port, pi.ssh_user or inst.user) != (
-            inst.host, inst.port, inst.user):
+    if (
+        pi.ssh_host
+        and pi.ssh_port
+        and (pi.ssh_host, pi.ssh_port, pi.ssh_user or inst.user) != (inst.host, inst.port, inst.user)
+    ):
         fields.update(host=pi.ssh_host, port=pi.ssh_port, user=pi.ssh_user or inst.user)
     if pi.price_per_hour is not None and round(pi.price_per_hour, 4) != inst.hourly_rate:
         fields["hourly_rate"] = round(pi.price_per_hour, 4)
@@ -179,8 +218,12 @@ def refreshed_fields(inst: InstanceConfig, result: StartResult) -> dict[str, obj
 
 
 async def stop_via_api(
-    inst: InstanceConfig, client: ProviderClient, *, verify_seconds: float = STOP_VERIFY_SECONDS,
-    poll: float = POLL_SECONDS, already_sent: bool = False,
+    inst: InstanceConfig,
+    client: ProviderClient,
+    *,
+    verify_seconds: float = STOP_VERIFY_SECONDS,
+    poll: float = POLL_SECONDS,
+    already_sent: bool = False,
 ) -> ShutdownResult:
     """Power off through the API and wait until the API itself reports the instance stopped;
     anything short of that is reported as NOT shut down."""
@@ -203,8 +246,12 @@ async def stop_via_api(
             pi = await client.get(inst.provider_id)
             seen = pi.raw_status or pi.status
             if pi.status == "stopped":
-                return result(True, _("stopped (verified by the {provider} API: {status}, in {seconds:.1f} s)").format(
-                    provider=label, status=seen, seconds=time.monotonic() - started))
+                return result(
+                    True,
+                    _("stopped (verified by the {provider} API: {status}, in {seconds:.1f} s)").format(
+                        provider=label, status=seen, seconds=time.monotonic() - started
+                    ),
+                )
         except GpuTuiError as exc:
             seen = exc.line()
         if time.monotonic() - started >= verify_seconds:
@@ -219,13 +266,19 @@ def has_api(inst: InstanceConfig) -> bool:
 
 
 async def shutdown_fleet(
-    targets: Sequence[InstanceConfig], make_host: Callable[[InstanceConfig], Host],
-    clients: Mapping[str, ProviderClient], *, via_api: bool, before: Before | None = None,
-    verify_seconds: float = STOP_VERIFY_SECONDS, poll: float = POLL_SECONDS,
+    targets: Sequence[InstanceConfig],
+    make_host: Callable[[InstanceConfig], Host],
+    clients: Mapping[str, ProviderClient],
+    *,
+    via_api: bool,
+    before: Before | None = None,
+    verify_seconds: float = STOP_VERIFY_SECONDS,
+    poll: float = POLL_SECONDS,
 ) -> list[ShutdownResult]:
     """Shut every target down: through the API when `via_api` (for those with one and a token in
     `clients`), else over SSH, and through the API after all when SSH cannot reach it. Results
     in the order given."""
+
     def api_for(inst: InstanceConfig) -> ProviderClient | None:
         return clients.get(inst.provider) if has_api(inst) else None
 
@@ -243,10 +296,14 @@ async def shutdown_fleet(
 
     async def ssh_then_api() -> list[ShutdownResult]:
         done = await shutdown_many(by_ssh, make_host, before=before)
-        again = [(n, t, c) for n, (t, r) in enumerate(zip(by_ssh, done, strict=True))
-                 if r.unreachable and (c := api_for(t)) is not None]
-        retried = await asyncio.gather(*(stop_via_api(t, c, verify_seconds=verify_seconds, poll=poll)
-                                         for _n, t, c in again))
+        again = [
+            (n, t, c)
+            for n, (t, r) in enumerate(zip(by_ssh, done, strict=True))
+            if r.unreachable and (c := api_for(t)) is not None
+        ]
+        retried = await asyncio.gather(
+            *(stop_via_api(t, c, verify_seconds=verify_seconds, poll=poll) for _n, t, c in again)
+        )
         for (n, _t, _c), r in zip(again, retried, strict=True):
             done[n] = r
         return done
@@ -265,9 +322,12 @@ def api_clients(targets: Iterable[InstanceConfig], secrets: SecretStore, require
         if token is not None:
             clients[provider] = client_for(provider, token)
         elif required:
-            raise InputError(_("shutdown --via-api: no {label} API token: run `gpu-tui provider login {provider}`, "
-                               "or set {variable}").format(label=LABELS[provider], provider=provider,
-                                                           variable=token_env(provider)))
+            raise InputError(
+                _(
+                    "shutdown --via-api: no {label} API token: run `gpu-tui provider login {provider}`, "
+                    "or set {variable}"
+                ).format(label=LABELS[provider], provider=provider, variable=token_env(provider))
+            )
     return clients
 
 

@@ -48,10 +48,17 @@ def parse_pod(pod: Mapping[str, Any]) -> ProviderInstance:
     state = "starting" if running and not (ip and port) else normalise_status(raw)
     price = _float(pod.get("adjustedCostPerHr")) or _float(pod.get("costPerHr"))
     return ProviderInstance(
-        provider="runpod", id=pod_id, name=str(pod.get("name") or ""), status=state,
-        raw_status=raw, gpu=f"{count}x {model}" if count and model else str(model), price_per_hour=price,
-        currency="$", ssh_host=str(ip) if ip and port and running else None,
-        ssh_port=port if ip and port and running else None, ssh_user="root",
+        provider="runpod",
+        id=pod_id,
+        name=str(pod.get("name") or ""),
+        status=state,
+        raw_status=raw,
+        gpu=f"{count}x {model}" if count and model else str(model),
+        price_per_hour=price,
+        currency="$",
+        ssh_host=str(ip) if ip and port and running else None,
+        ssh_port=port if ip and port and running else None,
+        ssh_user="root",
     )
 
 
@@ -83,12 +90,16 @@ class RunPod:
 
     async def balance(self) -> AccountBalance:
         reply = await self._graphql.request(
-            "POST", "", body={"query": "query { myself { clientBalance currentSpendPerHr } }"}, idempotent=True)
+            "POST", "", body={"query": "query { myself { clientBalance currentSpendPerHr } }"}, idempotent=True
+        )
         try:
             me = reply["data"]["myself"]
             return AccountBalance("runpod", float(me["clientBalance"]), "$", _float(me.get("currentSpendPerHr")))
         except (KeyError, TypeError, ValueError):
             errors = reply.get("errors") if isinstance(reply, Mapping) else None
-            why = errors[0].get("message") if isinstance(errors, list) and errors and isinstance(errors[0], Mapping) \
+            why = (
+                errors[0].get("message")
+                if isinstance(errors, list) and errors and isinstance(errors[0], Mapping)
                 else str(reply)[:120]
+            )
             raise RemoteError(_("RunPod API: no balance in the answer: {why}").format(why=why)) from None

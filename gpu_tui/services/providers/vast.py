@@ -30,10 +30,16 @@ def parse_instance(item: Mapping[str, Any]) -> ProviderInstance:
     count, model = item.get("num_gpus"), item.get("gpu_name") or ""
     price = item.get("dph_total")
     return ProviderInstance(
-        provider="vast", id=inst_id, name=str(item.get("label") or ""), status=normalise_status(raw),
-        raw_status=raw, gpu=f"{count}x {model}" if count and model else str(model),
-        price_per_hour=float(price) if isinstance(price, int | float) else None, currency="$",
-        ssh_host=str(host) if host and port_of(port) else None, ssh_port=port_of(port) if host else None,
+        provider="vast",
+        id=inst_id,
+        name=str(item.get("label") or ""),
+        status=normalise_status(raw),
+        raw_status=raw,
+        gpu=f"{count}x {model}" if count and model else str(model),
+        price_per_hour=float(price) if isinstance(price, int | float) else None,
+        currency="$",
+        ssh_host=str(host) if host and port_of(port) else None,
+        ssh_port=port_of(port) if host else None,
         ssh_user="root",
     )
 

@@ -72,9 +72,16 @@ def rsync_argv(
     bwlimit_kib: int | None = None,
 ) -> list[str]:
     argv = [
-        exe, "-rlptz", "--protect-args", "--no-inc-recursive",
-        f"--partial-dir={PARTIAL_DIR}", f"--timeout={TIMEOUT}",
-        "--info=progress2,name1", "--stats", "-e", transport.rsh(),
+        exe,
+        "-rlptz",
+        "--protect-args",
+        "--no-inc-recursive",
+        f"--partial-dir={PARTIAL_DIR}",
+        f"--timeout={TIMEOUT}",
+        "--info=progress2,name1",
+        "--stats",
+        "-e",
+        transport.rsh(),
     ]
     argv += [f"--exclude={p}" for p in excludes]
     if dry_run:
@@ -171,8 +178,9 @@ async def run_rsync(
     finally:
         await _kill(process)
     if code != 0:
-        raise RemoteError(_("rsync failed (exit {status}): {error}").format(
-            status=code, error=_reason(list(stderr_lines), code)))
+        raise RemoteError(
+            _("rsync failed (exit {status}): {error}").format(status=code, error=_reason(list(stderr_lines), code))
+        )
     stats = parse_stats(stats_lines)
     if stats is None:
         raise RemoteError(_("rsync ended without its --stats block"))

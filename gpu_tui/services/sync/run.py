@@ -98,8 +98,11 @@ async def _sftp_home(host: Host) -> str:
         async with ssh_connection(host).start_sftp_client() as sftp:
             return str(await sftp.realpath("."))
     except (asyncssh.Error, OSError) as exc:
-        raise RemoteError(_("{name}: cannot find the remote home directory (no shell, no SFTP: {error})").format(
-            name=host.name, error=exc)) from None
+        raise RemoteError(
+            _("{name}: cannot find the remote home directory (no shell, no SFTP: {error})").format(
+                name=host.name, error=exc
+            )
+        ) from None
 
 
 async def resolve_paths(
@@ -211,14 +214,27 @@ async def run_sync(
         if job.direction == "pull" and not job.dry_run:
             os.makedirs(job.local, exist_ok=True)
         argv = rsync_argv(
-            job.rsync_exe, job.direction, job.local, job.remote, job.excludes, transport,
-            dry_run=job.dry_run, bwlimit_kib=job.bwlimit_kib,
+            job.rsync_exe,
+            job.direction,
+            job.local,
+            job.remote,
+            job.excludes,
+            transport,
+            dry_run=job.dry_run,
+            bwlimit_kib=job.bwlimit_kib,
         )
         summary = await run_rsync(argv, transport, job.direction, job.local, job.remote, report, dry_run=job.dry_run)
     else:
         summary = await run_sftp(
-            ssh_connection(host), job.name, job.direction, job.local, job.remote, job.excludes, report,
-            dry_run=job.dry_run, bwlimit_kib=job.bwlimit_kib,
+            ssh_connection(host),
+            job.name,
+            job.direction,
+            job.local,
+            job.remote,
+            job.excludes,
+            report,
+            dry_run=job.dry_run,
+            bwlimit_kib=job.bwlimit_kib,
         )
     report.flush()
     return summary

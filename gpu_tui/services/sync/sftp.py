@@ -210,8 +210,9 @@ async def run_sftp(
     try:
         sftp = await conn.start_sftp_client()
     except (asyncssh.Error, OSError) as exc:
-        raise RemoteError(_("{name}: no SFTP on the instance ({error}); it needs rsync or SFTP for sync").format(
-            name=name, error=exc)) from None
+        raise RemoteError(
+            _("{name}: no SFTP on the instance ({error}); it needs rsync or SFTP for sync").format(name=name, error=exc)
+        ) from None
     try:
         async with sftp:  # typed as if it could swallow an exception: the return is below
             summary = await _run(sftp, name, direction, local, remote, ex, on_progress, dry_run, bwlimit_kib, started)

@@ -57,8 +57,13 @@ class LaptopAlerts:
         if opened is None or opened.notify is None:
             return
         s, n = opened.settings.settings, opened.settings.notify
-        self._rules = LaptopRules(idle_minutes=s.idle_minutes, unreachable_minutes=n.unreachable_minutes,
-                                  balance_hours=n.balance_hours, budget_daily=s.budget_daily, currency=s.currency)
+        self._rules = LaptopRules(
+            idle_minutes=s.idle_minutes,
+            unreachable_minutes=n.unreachable_minutes,
+            balance_hours=n.balance_hours,
+            budget_daily=s.budget_daily,
+            currency=s.currency,
+        )
         load = opened.notify
 
         async def fetch() -> None:
@@ -81,17 +86,30 @@ class LaptopAlerts:
             self._low_at = now
             self._low = {v.name: assess(v.history, now, idle_below=idle_below) for v in views}
         facts = FleetFacts(
-            now=now, day=format_local_date(now), today_cost=today_cost,
+            now=now,
+            day=format_local_date(now),
+            today_cost=today_cost,
             # the budget and its burn are settings.currency's only: nothing is converted
             burn_per_hour=only_in(fleet.burn_by_currency(rules.currency), rules.currency),
-            instances=[InstanceFacts(
-                name=v.name, state=v.shown_state, hourly_rate=v.config.hourly_rate, idle_seconds=v.idle_seconds(now),
-                low_util=self._low.get(v.name), autodl=v.config.provider == "autodl", billing=v.billing,
-                last_message=v.message, currency=v.config.currency) for v in views],
+            instances=[
+                InstanceFacts(
+                    name=v.name,
+                    state=v.shown_state,
+                    hourly_rate=v.config.hourly_rate,
+                    idle_seconds=v.idle_seconds(now),
+                    low_util=self._low.get(v.name),
+                    autodl=v.config.provider == "autodl",
+                    billing=v.billing,
+                    last_message=v.message,
+                    currency=v.config.currency,
+                )
+                for v in views
+            ],
             balance=self.balance[0] if self.balance else None,
             # nothing burning: the balance does not run out (math.inf re-arms the event)
-            balance_hours_left=None if self.balance is None else (
-                math.inf if self.balance[1] is None else self.balance[1]),
+            balance_hours_left=None
+            if self.balance is None
+            else (math.inf if self.balance[1] is None else self.balance[1]),
         )
         for notice in rules.evaluate(facts):
             view = fleet.views.get(notice.instance) if notice.instance else None
@@ -103,11 +121,23 @@ class LaptopAlerts:
 
     async def _send(self, notice: Notice, setup: NotifySetup) -> None:
         wanted = for_event(setup.targets, notice.event)
-        results = await send_all(wanted, notice.title, notice.body, instance=notice.instance or "",
-                                 wechat_token=setup.wechat_token, timeout=SEND_TIMEOUT, attempts=SEND_ATTEMPTS)
+        results = await send_all(
+            wanted,
+            notice.title,
+            notice.body,
+            instance=notice.instance or "",
+            wechat_token=setup.wechat_token,
+            timeout=SEND_TIMEOUT,
+            attempts=SEND_ATTEMPTS,
+        )
         failed = [r for r in results if not r.ok]
         if failed:
             self._ctx.notify(
                 _("could not send {event!r} to {targets}").format(
-                    event=notice.event, targets=", ".join(f"{r.target.shown} ({r.error})" for r in failed)),
-                title=_("notification"), severity="warning", timeout=20, markup=False)
+                    event=notice.event, targets=", ".join(f"{r.target.shown} ({r.error})" for r in failed)
+                ),
+                title=_("notification"),
+                severity="warning",
+                timeout=20,
+                markup=False,
+            )

@@ -106,8 +106,13 @@ async def _save_password(
     try:
         await asyncio.to_thread(save, name, password)
     except GpuTuiError as exc:
-        ctx.notify(_("{error} (kept in memory for this session)").format(error=exc), title=_(exc.title),
-                   severity="warning", timeout=10, markup=False)
+        ctx.notify(
+            _("{error} (kept in memory for this session)").format(error=exc),
+            title=_(exc.title),
+            severity="warning",
+            timeout=10,
+            markup=False,
+        )
     else:
         ctx.notify(_("password for {name} saved in the keyring").format(name=name), markup=False)
 

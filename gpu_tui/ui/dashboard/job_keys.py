@@ -39,7 +39,8 @@ def job_ended_text(name: str, job: JobInfo) -> tuple[str, SeverityLevel]:
     if job.state == "stopped":
         return _("{name}: job {job} stopped").format(name=name, job=label), "warning"
     return _("{name}: job {job} {state}: {failure}").format(
-        name=name, job=label, state=job_word(job.state), failure=job.failure or job_word("failed")), "error"
+        name=name, job=label, state=job_word(job.state), failure=job.failure or job_word("failed")
+    ), "error"
 
 
 def stopped_text(name: str, label: str, how: str) -> str:
@@ -92,8 +93,9 @@ def run_job(ctx: DashboardContext, view: InstanceView) -> None:
     def done(started: JobRequest | None) -> None:
         if started is not None:
             fleet.poke_jobs(view.name)
-            ctx.notify(_("{name}: started job {job}").format(name=view.name, job=started.name or started.id),
-                       markup=False)
+            ctx.notify(
+                _("{name}: started job {job}").format(name=view.name, job=started.name or started.id), markup=False
+            )
 
     fields = scheduler_for(inst).run_fields(inst)
     cluster = None if fields is None else (str(fields.gpus or ""), fields.partition or "", fields.time or "")
@@ -104,8 +106,14 @@ def open_logs(ctx: DashboardContext, view: InstanceView) -> None:
     fleet, job = ctx.fleet, view.current_job
     if fleet is None or job is None:
         return
-    screen = JobLogScreen(view, fleet.hosts[view.name], job, currency=ctx.currency, clock=ctx.clock,
-                          on_stop=lambda j: stop_job(ctx, view, j))
+    screen = JobLogScreen(
+        view,
+        fleet.hosts[view.name],
+        job,
+        currency=ctx.currency,
+        clock=ctx.clock,
+        on_stop=lambda j: stop_job(ctx, view, j),
+    )
     ctx.push(screen)
 
 
@@ -123,7 +131,8 @@ def stop_job(ctx: DashboardContext, view: InstanceView, job: JobInfo | None = No
     host, inst = fleet.hosts[view.name], view.config
     label = target.name or target.id
     question = Text.assemble(
-        *text_parts(_("Stop job {job} on {name}?"), job=(printable(label), "bold"), name=view.name), "\n",
+        *text_parts(_("Stop job {job} on {name}?"), job=(printable(label), "bold"), name=view.name),
+        "\n",
         (_("It gets SIGINT (a training loop can save a checkpoint), then SIGTERM, then SIGKILL."), "dim"),
     )
 
@@ -150,5 +159,6 @@ def alert_job_ended(ctx: DashboardContext, name: str, job: JobInfo) -> None:
     ctx.app.bell()
     notify_send = shutil.which("notify-send")
     if notify_send:  # a desktop notification where one can be shown; never blocks the UI
-        subprocess.Popen([notify_send, "gpu-tui", printable(message)], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+        subprocess.Popen(
+            [notify_send, "gpu-tui", printable(message)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )

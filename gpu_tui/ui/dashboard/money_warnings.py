@@ -53,13 +53,22 @@ class MoneyWarnings:
             elif idle >= s.idle_minutes * 60 and view.name not in self._idle_warned:
                 self._idle_warned.add(view.name)
                 self._ctx.notify(
-                    _("{name} has been idle {duration} (every GPU under {percent}%, no job running) and still "
-                      "bills {rate}. {key} shuts it down.").format(
-                        name=view.name, duration=format_duration_s(idle), percent=s.idle_util_percent,
+                    _(
+                        "{name} has been idle {duration} (every GPU under {percent}%, no job running) and still "
+                        "bills {rate}. {key} shuts it down."
+                    ).format(
+                        name=view.name,
+                        duration=format_duration_s(idle),
+                        percent=s.idle_util_percent,
                         rate=format_rate_per_hour(
-                            view.config.hourly_rate, currency_of(view.config.currency, s.currency)),
-                        key=key_label(self._ctx.key_for("shutdown"))),
-                    title=_("idle"), severity="warning", timeout=30, markup=False,
+                            view.config.hourly_rate, currency_of(view.config.currency, s.currency)
+                        ),
+                        key=key_label(self._ctx.key_for("shutdown")),
+                    ),
+                    title=_("idle"),
+                    severity="warning",
+                    timeout=30,
+                    markup=False,
                 )
 
     def budget(self, now: float) -> float | None:
@@ -82,12 +91,15 @@ class MoneyWarnings:
             self._budget_warned = day
             burn = only_in(fleet.burn_by_currency(s.currency), s.currency) if fleet else 0
             message = _("today's cost {cost} has passed your daily budget of {budget} (burning {rate})").format(
-                cost=format_money(today, s.currency), budget=format_money(s.budget_daily, s.currency),
-                rate=format_rate_per_hour(burn, s.currency))
+                cost=format_money(today, s.currency),
+                budget=format_money(s.budget_daily, s.currency),
+                rate=format_rate_per_hour(burn, s.currency),
+            )
             others = [(c, v) for c, v in others_than(sums, s.currency) if v > 0]
             if others:
-                message += " " + _("The budget is in {currency}: {others} today in other currencies is not counted."
-                                   ).format(currency=s.currency, others=format_money_sum(others))
+                message += " " + _(
+                    "The budget is in {currency}: {others} today in other currencies is not counted."
+                ).format(currency=s.currency, others=format_money_sum(others))
             self._ctx.notify(message, title=_("budget"), severity="error", timeout=60, markup=False)
         return today
 
@@ -115,8 +127,10 @@ class MoneyWarnings:
     @staticmethod
     def _left(note: Text, left: float | None) -> Text:
         if left is not None:
-            note.append(" " + _("~{duration} left").format(duration=format_duration_s(left * 3600)),
-                        style="bold red" if left < 24 else "")
+            note.append(
+                " " + _("~{duration} left").format(duration=format_duration_s(left * 3600)),
+                style="bold red" if left < 24 else "",
+            )
         return note
 
     async def _autodl_note(self) -> Text | None:

@@ -28,11 +28,14 @@ def failed_sends_text(name: str, sent: list[SentEvent]) -> str | None:
     failed = [(s, t) for s in sent for t in s.targets if not t.ok]
     if not failed:
         return None
-    head = ngettext("{name}: {n} notification could not be sent from the instance",
-                    "{name}: {n} notifications could not be sent from the instance", len(failed)).format(
-        name=name, n=len(failed))
-    lines = [head] + [f"{printable(s.title)} -> {printable(t.target_masked)}: {printable(t.error or '?')}"
-                      for s, t in failed[-3:]]
+    head = ngettext(
+        "{name}: {n} notification could not be sent from the instance",
+        "{name}: {n} notifications could not be sent from the instance",
+        len(failed),
+    ).format(name=name, n=len(failed))
+    lines = [head] + [
+        f"{printable(s.title)} -> {printable(t.target_masked)}: {printable(t.error or '?')}" for s, t in failed[-3:]
+    ]
     return "\n".join(lines)
 
 

@@ -58,22 +58,34 @@ class PowerKeys:
 
     def _rate_text(self, views: list[InstanceView]) -> str:
         default = self._ctx.currency  # never one sum across currencies
-        return format_rates_per_hour(per_currency(((v.config.bills_in(default), v.config.hourly_rate) for v in views),
-                                                  default))
+        return format_rates_per_hour(
+            per_currency(((v.config.bills_in(default), v.config.hourly_rate) for v in views), default)
+        )
 
     def shutdown(self, view: InstanceView) -> None:
         if not self.possible():
             return
         sync = view.config.sync
         can_pull = sync.local is not None
-        pull_line = _("p pulls {remote} into {local} first.").format(
-            remote=sync.remote or view.config.workdir or "~", local=sync.local) if can_pull else ""
+        pull_line = (
+            _("p pulls {remote} into {local} first.").format(
+                remote=sync.remote or view.config.workdir or "~", local=sync.local
+            )
+            if can_pull
+            else ""
+        )
         question = Text.assemble(
             *text_parts(_("Shut down {name} ({rate})?"), name=(view.name, "bold"), rate=self._rate_text([view])),
             _jobs_line([view]),
             ("\n\n" + pull_line if pull_line else "", ""),
-            ("\n\n" + _("The provider's shutdown runs on the instance; it counts as stopped once the link "
-                         "closes and a fresh login fails."), "dim"),
+            (
+                "\n\n"
+                + _(
+                    "The provider's shutdown runs on the instance; it counts as stopped once the link "
+                    "closes and a fresh login fails."
+                ),
+                "dim",
+            ),
         )
 
         def answer(choice: str | None) -> None:
@@ -89,8 +101,10 @@ class PowerKeys:
         pulls = [v.name for v in views if v.config.sync.local is not None]
         pull_line = _("p pulls the results of {names} first.").format(names=", ".join(pulls)) if pulls else ""
         question = Text.assemble(
-            _("Shut down every billing instance, then quit?") + "\n", (", ".join(v.name for v in views), "bold"),
-            f"  ({self._rate_text(views)})", _jobs_line(views),
+            _("Shut down every billing instance, then quit?") + "\n",
+            (", ".join(v.name for v in views), "bold"),
+            f"  ({self._rate_text(views)})",
+            _jobs_line(views),
             ("\n\n" + pull_line if pull_line else "", ""),
         )
 
@@ -98,8 +112,12 @@ class PowerKeys:
             if choice is not None:
                 self._shut([v.config for v in views], quit_after=True, pull=choice == "pull")
 
-        self._ctx.push(ShutdownConfirmScreen(question, can_pull=bool(pulls), yes=_("Shut all down"),
-                                             pull=_("Pull results, then shut all down")), answer)
+        self._ctx.push(
+            ShutdownConfirmScreen(
+                question, can_pull=bool(pulls), yes=_("Shut all down"), pull=_("Pull results, then shut all down")
+            ),
+            answer,
+        )
 
     def quit(self) -> None:
         """`q`: quits at once unless instances still bill; then the guard asks."""
@@ -148,5 +166,6 @@ class PowerKeys:
             self._ctx.push(ShutdownReportScreen(results))
             return
         # the report stays on the terminal after the dashboard is gone
-        self._ctx.push(ShutdownReportScreen(results, _("Quit")),
-                       lambda _: self._ctx.app.exit(message=report_text(results)))
+        self._ctx.push(
+            ShutdownReportScreen(results, _("Quit")), lambda _: self._ctx.app.exit(message=report_text(results))
+        )

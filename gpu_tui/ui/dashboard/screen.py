@@ -253,8 +253,9 @@ class DashboardScreen(Screen[None]):
     def _forward_changed(self, event: ForwardEvent) -> None:
         self._dirty.add(event.name)  # the row's ⇄ mark
         if event.kind == "failed" and event.message and not self._closing:
-            self.notify(event.message, title=_("port {port}").format(port=event.remote), severity="warning",
-                        markup=False)
+            self.notify(
+                event.message, title=_("port {port}").format(port=event.remote), severity="warning", markup=False
+            )
 
     def fleet_event(self, name: str, event: FleetEvent) -> None:
         # Monitors report dozens of changes a second across a fleet; rows are repainted in one
@@ -415,9 +416,16 @@ class DashboardScreen(Screen[None]):
         fleet, opened = self._fleet, self._opened
         if fleet is None or opened is None:
             return
-        self._with_view(lambda v: self.push(SyncScreen(
-            v.config, fleet.hosts[v.name], config_path=self.source.config_path or None,
-            password=opened.typed_password(v.name))))
+        self._with_view(
+            lambda v: self.push(
+                SyncScreen(
+                    v.config,
+                    fleet.hosts[v.name],
+                    config_path=self.source.config_path or None,
+                    password=opened.typed_password(v.name),
+                )
+            )
+        )
 
     def action_shell(self) -> None:
         self._with_view(lambda v: open_shell(self, v))

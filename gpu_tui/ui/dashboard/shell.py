@@ -101,8 +101,9 @@ def open_shell(ctx: DashboardContext, view: InstanceView, *, run: Runner = subpr
         where = _("this machine")
     try:
         with ctx.app.suspend(), _sigint_for_the_child():
-            sys.stdout.write("gpu-tui: " + _("shell on {where}; `exit` returns to the dashboard").format(where=where)
-                             + "\n")
+            sys.stdout.write(
+                "gpu-tui: " + _("shell on {where}; `exit` returns to the dashboard").format(where=where) + "\n"
+            )
             sys.stdout.flush()
             # the ssh child's stderr carries only gpu-tui's own messages (the pty merges the remote's)
             result = run(argv, env=env, stderr=subprocess.PIPE if remote else None)
@@ -110,10 +111,19 @@ def open_shell(ctx: DashboardContext, view: InstanceView, *, run: Runner = subpr
         ctx.notify(_("a shell needs a real terminal; this one cannot be suspended"), severity="warning")
         return
     except OSError as exc:
-        ctx.notify(_("cannot start {program}: {error}").format(program=argv[0], error=exc.strerror or exc),
-                   title=_("shell"), severity="error", markup=False)
+        ctx.notify(
+            _("cannot start {program}: {error}").format(program=argv[0], error=exc.strerror or exc),
+            title=_("shell"),
+            severity="error",
+            markup=False,
+        )
         return
     errors = (result.stderr or b"").decode("utf-8", "replace").strip().splitlines()
     if result.returncode != 0 and errors:
-        ctx.notify(printable(errors[-1]), title=_("shell on {name}").format(name=name), severity="error",
-                   timeout=10, markup=False)
+        ctx.notify(
+            printable(errors[-1]),
+            title=_("shell on {name}").format(name=name),
+            severity="error",
+            timeout=10,
+            markup=False,
+        )

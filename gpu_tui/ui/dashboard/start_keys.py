@@ -30,16 +30,24 @@ class StartKeys:
             return False  # no provider token stored: the key means nothing here
         if view is None or view.name in self.starting or view.billing:
             return None
-        ok = view.shown_state in ("stopped", "offline") and has_api(view.config) \
+        ok = (
+            view.shown_state in ("stopped", "offline")
+            and has_api(view.config)
             and view.config.provider in opened.providers
+        )
         return True if ok else None
 
     def power_on(self, view: InstanceView) -> None:
         if self.check(view) is not True:
             return
         self.starting.add(view.name)
-        self._ctx.notify(_("powering {name} on through the {provider} API…").format(
-            name=view.name, provider=LABELS[view.config.provider]), timeout=5, markup=False)
+        self._ctx.notify(
+            _("powering {name} on through the {provider} API…").format(
+                name=view.name, provider=LABELS[view.config.provider]
+            ),
+            timeout=5,
+            markup=False,
+        )
         self._ctx.start(self._worker(view.config), group="power_on")
 
     async def _worker(self, inst: InstanceConfig) -> None:
@@ -50,8 +58,9 @@ class StartKeys:
         finally:
             self.starting.discard(inst.name)
         if not result.ok:
-            self._ctx.notify(f"{inst.name}: {result.detail}", title=_("power on"), severity="error",
-                             timeout=30, markup=False)
+            self._ctx.notify(
+                f"{inst.name}: {result.detail}", title=_("power on"), severity="error", timeout=30, markup=False
+            )
             return
         cfg = inst
         fields = refreshed_fields(inst, result)

@@ -58,8 +58,11 @@ class AddInstanceScreen(ModalScreen[Added | None]):
     def compose(self) -> ComposeResult:
         currency = self._onboarder.settings.settings.currency
         with VerticalScroll():
-            yield Static(Text.assemble(
-                (_("Add an instance"), "bold"), ("  " + _("paste the login command your provider shows"), "dim")))
+            yield Static(
+                Text.assemble(
+                    (_("Add an instance"), "bold"), ("  " + _("paste the login command your provider shows"), "dim")
+                )
+            )
             with Horizontal(classes="row"):
                 yield Label(_("Login"))
                 yield Input(placeholder="ssh -p 23456 root@connect.westb.seetacloud.com", id="login")
@@ -77,8 +80,9 @@ class AddInstanceScreen(ModalScreen[Added | None]):
                 options = [(_("guess from the host"), AUTO)] + [(p, p) for p in ("autodl", "runpod", "vast", "generic")]
                 yield Select(options, value=AUTO, allow_blank=False, id="provider")
             yield Checkbox(_("save the password in the keyring"), value=True, id="save")
-            yield Checkbox(_("install gpu-tui's key there (later logins and sync need no password)"),
-                           value=True, id="install")
+            yield Checkbox(
+                _("install gpu-tui's key there (later logins and sync need no password)"), value=True, id="install"
+            )
             yield Static("", id="error")
             with Horizontal(classes="buttons"):
                 yield Button(_("Test and add"), id="add", variant="primary")
@@ -117,8 +121,11 @@ class AddInstanceScreen(ModalScreen[Added | None]):
             self._say(exc.message)
             return
         except ValueError as exc:  # pydantic's name check
-            self._say(_("name {name!r}: letters, digits, '.', '_' and '-' only ({kind})").format(
-                name=self._value("name"), kind=type(exc).__name__))
+            self._say(
+                _("name {name!r}: letters, digits, '.', '_' and '-' only ({kind})").format(
+                    name=self._value("name"), kind=type(exc).__name__
+                )
+            )
             return
         button = self.query_one("#add", Button)
         button.disabled = True
@@ -159,7 +166,8 @@ class AddInstanceScreen(ModalScreen[Added | None]):
         try:
             # the keyring can block for seconds: not on the UI's loop
             how, inst, dash_host, warning = await asyncio.to_thread(
-                self._onboarder.finish, new, password, save_password=save)
+                self._onboarder.finish, new, password, save_password=save
+            )
         except GpuTuiError as exc:
             self._say(exc.line())
             return None

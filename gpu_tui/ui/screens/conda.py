@@ -81,8 +81,9 @@ class CondaScreen(Screen[None]):
         self._enabled: tuple[bool | None, ...] = ()
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(_("conda on {name}: looking for conda…").format(name=self._inst.name), style="bold"),
-                     id="title")
+        yield Static(
+            Text(_("conda on {name}: looking for conda…").format(name=self._inst.name), style="bold"), id="title"
+        )
         table: DataTable[str] = DataTable(id="envs", cursor_type="row", zebra_stripes=True)
         table.add_columns(_("env"), "python", _("size"), _("path"))
         yield table
@@ -144,13 +145,21 @@ class CondaScreen(Screen[None]):
         table = self.query_one("#envs", DataTable)
         if install is None:
             table.clear()
-            title.update(Text(_(
-                "conda on {name}: no conda found (looked in $CONDA_EXE, PATH, ~/miniconda3, "
-                "~/anaconda3, ~/miniforge3, /opt/conda). Install miniconda there first.").format(name=self._inst.name),
-                style="yellow"))
+            title.update(
+                Text(
+                    _(
+                        "conda on {name}: no conda found (looked in $CONDA_EXE, PATH, ~/miniconda3, "
+                        "~/anaconda3, ~/miniforge3, /opt/conda). Install miniconda there first."
+                    ).format(name=self._inst.name),
+                    style="yellow",
+                )
+            )
             return
-        title.update(Text.assemble((_("conda on {name}").format(name=self._inst.name), "bold"),
-                                   ("  " + printable(install.exe), "dim")))
+        title.update(
+            Text.assemble(
+                (_("conda on {name}").format(name=self._inst.name), "bold"), ("  " + printable(install.exe), "dim")
+            )
+        )
         keep = self.selected_env
         table.clear()
         for name, prefix in install.envs.items():
@@ -226,12 +235,23 @@ class CondaScreen(Screen[None]):
             if a.answers:
                 out.write_line(printable(_("{url} answers in {time}").format(url=a.url, time=format_latency_ms(a.ms))))
             else:
-                out.write_line(printable(_("{url} does not answer from the instance: {error}").format(
-                    url=a.url, error=a.error or (f"HTTP {a.status}" if a.status else _("no answer")))))
+                out.write_line(
+                    printable(
+                        _("{url} does not answer from the instance: {error}").format(
+                            url=a.url, error=a.error or (f"HTTP {a.status}" if a.status else _("no answer"))
+                        )
+                    )
+                )
         silent = any(not a.answers for a in result.answers)
-        self.notify(_("{name}: mirror {mirror} set; it does not answer from the instance yet").format(
-            name=self._inst.name, mirror=mirror) if silent else _("{name}: mirror {mirror} set").format(
-            name=self._inst.name, mirror=mirror), severity="warning" if silent else "information", markup=False)
+        self.notify(
+            _("{name}: mirror {mirror} set; it does not answer from the instance yet").format(
+                name=self._inst.name, mirror=mirror
+            )
+            if silent
+            else _("{name}: mirror {mirror} set").format(name=self._inst.name, mirror=mirror),
+            severity="warning" if silent else "information",
+            markup=False,
+        )
 
     def _bindings_changed(self) -> None:
         """Rebuild the footer only when a key's enabled state changed: each rebuild recomposes
@@ -275,11 +295,14 @@ class CondaScreen(Screen[None]):
         except GpuTuiError as exc:
             self.notify(printable(exc.message), title=_(exc.title), severity="warning", markup=False)
             return
-        question = styled(_("Remove conda env {env} on {instance}?"), env=(env, "bold"),
-                          instance=(self._inst.name, "bold"))
+        question = styled(
+            _("Remove conda env {env} on {instance}?"), env=(env, "bold"), instance=(self._inst.name, "bold")
+        )
         question.append("\n")
-        question.append(_("It deletes {path} and everything installed in it.").format(
-            path=printable(install.envs[env])), style="dim")
+        question.append(
+            _("It deletes {path} and everything installed in it.").format(path=printable(install.envs[env])),
+            style="dim",
+        )
         self.app.push_screen(ConfirmScreen(question, yes=_("Remove")), lambda yes: self._start(op) if yes else None)
 
     def action_init(self) -> None:
@@ -287,11 +310,13 @@ class CondaScreen(Screen[None]):
         if install is None:
             return
         op = CondaOp("conda init bash", condasvc.init_command(install))
-        question = styled(_("Run {command} on {instance}?"), command=("conda init bash", "bold"),
-                          instance=(self._inst.name, "bold"))
+        question = styled(
+            _("Run {command} on {instance}?"), command=("conda init bash", "bold"), instance=(self._inst.name, "bold")
+        )
         question.append("\n")
-        question.append(_("It adds conda's block to ~/.bashrc; `conda activate` then works in NEW shells."),
-                        style="dim")
+        question.append(
+            _("It adds conda's block to ~/.bashrc; `conda activate` then works in NEW shells."), style="dim"
+        )
         self.app.push_screen(ConfirmScreen(question, yes=_("Run")), lambda yes: self._start(op) if yes else None)
 
     def action_check(self) -> None:
@@ -327,8 +352,11 @@ class CondaScreen(Screen[None]):
             self.notify(printable(_("{name}: {op}: done").format(name=self._inst.name, op=op.title)), markup=False)
         else:
             out.write_line(_("failed (exit {status})").format(status=proc.exit_status))
-            failed = printable(_("{name}: {op} failed (exit {status})").format(
-                name=self._inst.name, op=op.title, status=proc.exit_status))
+            failed = printable(
+                _("{name}: {op} failed (exit {status})").format(
+                    name=self._inst.name, op=op.title, status=proc.exit_status
+                )
+            )
             self.notify(failed, severity="error", markup=False)
         self.reload()
 
@@ -340,8 +368,11 @@ class CondaScreen(Screen[None]):
     @work(group="conda-cancel", exit_on_error=False)
     async def cancel_op(self, proc: Killable) -> None:
         if not await proc.cancel():
-            self.notify(_("{name}: conda did not stop; it may still be running there").format(name=self._inst.name),
-                        severity="error", markup=False)
+            self.notify(
+                _("{name}: conda did not stop; it may still be running there").format(name=self._inst.name),
+                severity="error",
+                markup=False,
+            )
 
     def action_back_q(self) -> None:
         self.action_back()

@@ -117,7 +117,10 @@ def install_form(instance: str, env: str, check: Callable[[list[str], bool], Con
     title = styled(_("Install into {env} on {instance}"), "bold", env=(env, "cyan"), instance=(instance, "cyan"))
     fields = [Field("packages", _("Packages"), placeholder=_("numpy einops torch==2.4.1  (space-separated)"))]
     return CondaForm(
-        title, fields, _("Install"), lambda v, pip: check(v["packages"].split(), pip),
+        title,
+        fields,
+        _("Install"),
+        lambda v, pip: check(v["packages"].split(), pip),
         checkbox=_("with pip (the env's own python -m pip), not conda"),
     )
 
@@ -127,9 +130,12 @@ class MirrorPicker(ModalScreen[str | None]):
     what was there); the mirror's hosts are shown so the choice is not a guess."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", N_("Cancel"))]
-    DEFAULT_CSS = compact_form_css("MirrorPicker", container="Vertical", width=72) + """
+    DEFAULT_CSS = (
+        compact_form_css("MirrorPicker", container="Vertical", width=72)
+        + """
     MirrorPicker OptionList { height: auto; max-height: 9; }
     """
+    )
 
     def __init__(self, instance: str) -> None:
         super().__init__()
@@ -138,8 +144,9 @@ class MirrorPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(styled(_("Package mirror for conda and pip on {instance}"), "bold",
-                                instance=(self._instance, "cyan")))
+            yield Static(
+                styled(_("Package mirror for conda and pip on {instance}"), "bold", instance=(self._instance, "cyan"))
+            )
             options = [Option(f"{m.name:<7} {m.anaconda.split('/')[2]}", id=m.name) for m in MIRRORS.values()]
             options.append(Option(_("default  put back what was there before"), id="default"))
             yield OptionList(*options, id="mirrors")

@@ -41,7 +41,6 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
     def money(v: float, cur: str | None) -> str:
         return format_money(round(v, 2), currency_of(cur, currency))
 
-
     t = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, width=min(width, 80))
     t.add_column(_("instance"), overflow="ellipsis", no_wrap=True, ratio=1, min_width=8)
     t.add_column(_("rate"), justify="right", no_wrap=True)
@@ -49,8 +48,11 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
         t.add_column(_(head), justify="right", no_wrap=True)
     for r in rows:
         t.add_row(
-            printable(r.name), format_rate_per_hour(r.hourly_rate, currency_of(r.currency, currency)),
-            money(r.today, r.currency), money(r.week, r.currency), money(r.month, r.currency),
+            printable(r.name),
+            format_rate_per_hour(r.hourly_rate, currency_of(r.currency, currency)),
+            money(r.today, r.currency),
+            money(r.week, r.currency),
+            money(r.month, r.currency),
             money(r.all_time, r.currency),
         )
     if len(rows) > 1:
@@ -59,9 +61,15 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
         for cur in order:  # one total row per currency: columns stay narrow, nothing is added across
             label = _("total") if len(order) == 1 else _("total in {currency}").format(currency=cur)
             t.add_row(
-                Text(label, style="bold"), "",
-                *(Text(money(sum(getattr(r, f) for r in rows if currency_of(r.currency, currency) == cur), cur),
-                       style="bold") for f in ("today", "week", "month", "all_time")),
+                Text(label, style="bold"),
+                "",
+                *(
+                    Text(
+                        money(sum(getattr(r, f) for r in rows if currency_of(r.currency, currency) == cur), cur),
+                        style="bold",
+                    )
+                    for f in ("today", "week", "month", "all_time")
+                ),
             )
     return t
 
@@ -74,8 +82,13 @@ def day_chart(days: list[tuple[date, dict[str, float]]], currency: str, *, width
     plt.theme("clear")
     text = PlotLabels()
     n = len(days)
-    plt.title(text(ngettext("{currency} per day, last {n} day", "{currency} per day, last {n} days", n).format(
-        currency=currency, n=n)))
+    plt.title(
+        text(
+            ngettext("{currency} per day, last {n} day", "{currency} per day, last {n} days", n).format(
+                currency=currency, n=n
+            )
+        )
+    )
     labels = [f"{d.day:02d}" for d, _per in days]
     values = [round(sum(per.values()), 2) for _day, per in days]
     plt.bar(labels, values, color="green", width=0.6)
@@ -138,9 +151,12 @@ class CostScreen(Screen[None]):
         order = sorted(charts, key=lambda c: (c != self._currency, c or ""))  # settings' currency first
         if len(order) <= 1:
             days = charts[order[0]] if order else []
-            chart.update(day_chart(days, currency_of(order[0] if order else None, self._currency),
-                                   width=width, height=height))
+            chart.update(
+                day_chart(days, currency_of(order[0] if order else None, self._currency), width=width, height=height)
+            )
             return
-        parts = [day_chart(charts[c], currency_of(c, self._currency), width=width, height=max(8, height // len(order)))
-                 for c in order]
+        parts = [
+            day_chart(charts[c], currency_of(c, self._currency), width=width, height=max(8, height // len(order)))
+            for c in order
+        ]
         chart.update(Text("\n").join(parts))

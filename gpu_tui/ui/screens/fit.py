@@ -74,9 +74,13 @@ def fit_result(est: Estimate, fleet: list[Card], currency: str, width: int = 100
     head = Text(_("{params}B parameters").format(params=f"{est.params_billion:.2f}"), style="bold cyan")
     best = cheapest_fit(mine)
     if best is not None:
-        head.append("\n" + _("cheapest fitting card in your fleet: {name} ({rate})").format(
-            name=printable(best.card.instance or ""), rate=format_rate_per_hour(best.card.rate, currency)),
-            style="green")
+        head.append(
+            "\n"
+            + _("cheapest fitting card in your fleet: {name} ({rate})").format(
+                name=printable(best.card.instance or ""), rate=format_rate_per_hour(best.card.rate, currency)
+            ),
+            style="green",
+        )
     elif not mine:
         head.append("\n" + _("no instances in this fleet"), style="dim")
     elif any(f.fits is None for f in mine):
@@ -150,8 +154,9 @@ class FitScreen(Screen[None]):
                 yield Input(value="4096", id="context")
                 yield Label(" " + _("Batch"), classes="inline")
                 yield Input(value="1", id="batch")
-                yield Select([(_(TRAIN_LABELS[t]), t) for t in TRAIN_MODES], value="none", allow_blank=False,
-                             id="train")
+                yield Select(
+                    [(_(TRAIN_LABELS[t]), t) for t in TRAIN_MODES], value="none", allow_blank=False, id="train"
+                )
             yield Static("", id="fit-error")
             yield Static("", id="fit-result")
         yield Footer()

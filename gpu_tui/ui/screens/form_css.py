@@ -10,8 +10,9 @@ from textual.widgets import Label
 __all__ = ["compact_form_css", "fit_labels"]
 
 
-def compact_form_css(screen: str, *, container: str = "VerticalScroll", width: int = 80, label_width: int = 10,
-                     row_gap: int = 1) -> str:
+def compact_form_css(
+    screen: str, *, container: str = "VerticalScroll", width: int = 80, label_width: int = 10, row_gap: int = 1
+) -> str:
     """CSS for modal `screen` whose form sits in a `container` with `.row` (Label + Input or
     Select), Checkboxes, an `#error` Static and a `.buttons` row."""
     s = screen

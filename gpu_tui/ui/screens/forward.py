@@ -78,8 +78,13 @@ class ForwardScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(Text(_("Forwarded ports of {name}").format(name=self._instance)), id="title")
-            yield Static(_("A port on the instance, opened on this machine ({bind}) over gpu-tui's SSH "
-                           "connection; it stays while the dashboard runs.").format(bind=self._bind), classes="hint")
+            yield Static(
+                _(
+                    "A port on the instance, opened on this machine ({bind}) over gpu-tui's SSH "
+                    "connection; it stays while the dashboard runs."
+                ).format(bind=self._bind),
+                classes="hint",
+            )
             yield Static(_("Presets (Enter: forward, or close when live)"), classes="heading")
             yield OptionList(id="presets")
             with Horizontal(id="row"):

@@ -34,15 +34,22 @@ class TrustKeyScreen(ModalScreen[bool]):
         t = Text()
         if self._changed:
             t.append(_("HOST KEY CHANGED") + "\n", style="bold red")
-            t.append(_(
-                "{address} now presents a different key than the one recorded. This can be an "
-                "attack; it is also what happens when a provider re-creates an instance. Trust it only "
-                "if you expected this."
-            ).format(address=self._address) + "\n\n")
+            t.append(
+                _(
+                    "{address} now presents a different key than the one recorded. This can be an "
+                    "attack; it is also what happens when a provider re-creates an instance. Trust it only "
+                    "if you expected this."
+                ).format(address=self._address)
+                + "\n\n"
+            )
         else:
             t.append(_("Unknown host key") + "\n", style="bold yellow")
-            t.append(_("{address} has not been seen before. Compare with your provider's console.").format(
-                address=self._address) + "\n\n")
+            t.append(
+                _("{address} has not been seen before. Compare with your provider's console.").format(
+                    address=self._address
+                )
+                + "\n\n"
+            )
         t.append(f"{self._instance_name}\n", style="bold")
         t.append(self._fp, style="bold cyan")
         with Vertical():

@@ -206,8 +206,14 @@ class JobLogScreen(Screen[None]):
         self._inbox, self._note, self._reading, self._live = LogInbox(MAX_LOG_LINES), None, None, ()
         self._points_drawn = -1
         # the dashboard's monitor owns reconnecting; the follow only waits for it
-        follower = LogFollower(self._host, self._view.config, job.id, charset=job.facts.charset,
-                               max_lines=MAX_LOG_LINES, reconnect=wait_for_link(self._host))
+        follower = LogFollower(
+            self._host,
+            self._view.config,
+            job.id,
+            charset=job.facts.charset,
+            max_lines=MAX_LOG_LINES,
+            reconnect=wait_for_link(self._host),
+        )
         try:
             async for update in follower.updates():
                 self._inbox.put(update)
@@ -255,8 +261,13 @@ class JobLogScreen(Screen[None]):
             width = max(40, self.size.width - 4)
             height = max(4, min(10, (self.size.height - 16) // 2))  # the log keeps most of the screen
             self.query_one("#chart", TextPanel).set_text(
-                loss_chart(list(points), reading.loss_axis if reading is not None else None, width=width,
-                           height=height, log=self._log_scale)
+                loss_chart(
+                    list(points),
+                    reading.loss_axis if reading is not None else None,
+                    width=width,
+                    height=height,
+                    log=self._log_scale,
+                )
             )
 
     def _current_state(self) -> str:

@@ -23,7 +23,6 @@ JOB_STATES = (N_("pending"), N_("running"), N_("succeeded"), N_("failed"), N_("s
 shows `_(state)`."""
 
 
-
 def styled(template: str, style: str = "", **values: str | tuple[str, str]) -> Text:
     """`template` (already translated) as Text in `style`, each `{name}` replaced by its value,
     a `(text, style)` pair keeping its own style. Values are data: never read as markup."""

@@ -59,10 +59,14 @@ class QuitGuardScreen(ModalScreen[str]):
         t.append(_("still billing:") + " ", style="bold red")
         t.append(", ".join(self._names), style="bold")
         t.append(f"  ({self._rate})\n\n")
-        t.append(_("Quitting gpu-tui does not stop them. Shut them all down first (Q), or quit and "
-                   "leave them running (y)?"))
-        buttons = [Button(_("Shut all down, then quit (Q)"), id="shutdown_all", variant="warning"),
-                   Button(_("Quit anyway (y)"), id="quit"), Button(_("Stay (esc)"), id="stay")]
+        t.append(
+            _("Quitting gpu-tui does not stop them. Shut them all down first (Q), or quit and leave them running (y)?")
+        )
+        buttons = [
+            Button(_("Shut all down, then quit (Q)"), id="shutdown_all", variant="warning"),
+            Button(_("Quit anyway (y)"), id="quit"),
+            Button(_("Stay (esc)"), id="stay"),
+        ]
         if self._can_pull:
             buttons.insert(0, Button(_("Pull results, shut all down, quit (p)"), id="pull_all", variant="primary"))
         # four buttons do not fit one row of an 80-column terminal: two rows of two

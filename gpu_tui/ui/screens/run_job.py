@@ -129,6 +129,7 @@ class RunJobScreen(ModalScreen[JobRequest | None]):
     def _asked(self) -> ClusterAsk | None:
         if self._cluster is None:
             return None
+
         def typed(field: str) -> str:
             return self.query_one(f"#{field}", Input).value.strip()
 

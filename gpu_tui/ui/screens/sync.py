@@ -154,8 +154,13 @@ class SyncScreen(Screen[None]):
             job = await plan_sync(
                 self._host, self._inst, direction, transport=self._transport, bwlimit_kib=self._bwlimit
             )
-            self._status(Text(_("{direction} by {method} ({why})…").format(
-                direction=_(DIRECTIONS[direction]), method=job.method, why=job.why)))
+            self._status(
+                Text(
+                    _("{direction} by {method} ({why})…").format(
+                        direction=_(DIRECTIONS[direction]), method=job.method, why=job.why
+                    )
+                )
+            )
             summary = await run_sync(self._host, job, transport=self._transport, on_progress=self._progress)
         except asyncio.CancelledError:
             self._status(Text(_("cancelled; unfinished files are kept and resumed next time"), style="yellow"))

@@ -49,12 +49,22 @@ class WelcomeScreen(Screen[str]):
     def compose(self) -> ComposeResult:
         t = Text()
         t.append(_("Welcome to gpu-tui") + "\n\n", style="bold")
-        t.append(_("No instances are configured yet. Paste your provider's login command\n"
-                   "(ssh -p PORT root@host) to add one; it is saved in") + "\n")
+        t.append(
+            _(
+                "No instances are configured yet. Paste your provider's login command\n"
+                "(ssh -p PORT root@host) to add one; it is saved in"
+            )
+            + "\n"
+        )
         t.append(self._config_path, style="cyan")
         if self._importable:
-            t.append("\n" + _("An API token is stored for {providers}: i imports the account's instances.").format(
-                providers=", ".join(LABELS[p] for p in self._importable)) + "\n")
+            t.append(
+                "\n"
+                + _("An API token is stored for {providers}: i imports the account's instances.").format(
+                    providers=", ".join(LABELS[p] for p in self._importable)
+                )
+                + "\n"
+            )
         t.append("\n" + _("Or look around first:") + "\n")
         with Vertical():
             yield Static(t)

@@ -31,8 +31,10 @@ def partitions_text(nodes: tuple[SlurmNode, ...], most: int = 3) -> Text:
         states = ", ".join(sorted({n.state for n in members}))
         count = ngettext("{n} node", "{n} nodes", len(members)).format(n=len(members))
         t.append(f"\n  {printable(name)}  {count}  ")
-        t.append(_("GPUs {used}/{total} in use").format(used=used, total=total),
-                 style="yellow" if total and used >= total else "")
+        t.append(
+            _("GPUs {used}/{total} in use").format(used=used, total=total),
+            style="yellow" if total and used >= total else "",
+        )
         t.append(f"  {printable(states)}", style="dim")
     return t
 
@@ -69,9 +71,12 @@ class HostPanel(TextPanel):
             t.append(_("idle {duration}").format(duration=format_duration_s(idle)), style="bold yellow")
             own = v.config.bills_in(self.currency)
             rate, so_far = format_rate_per_hour(v.config.hourly_rate, own), format_money(spent, own)
-            t.append(_(": every GPU under the idle threshold and no job running, still billing {rate} "
-                       "({spent} so far idle). {key} shuts it down.").format(
-                rate=rate, spent=so_far, key=self.shutdown_key))
+            t.append(
+                _(
+                    ": every GPU under the idle threshold and no job running, still billing {rate} "
+                    "({spent} so far idle). {key} shuts it down."
+                ).format(rate=rate, spent=so_far, key=self.shutdown_key)
+            )
             t.append("\n")
         low = assess(v.history, now, idle_below=self.idle_util) if now is not None and idle is None else None
         if low is not None:
@@ -81,14 +86,23 @@ class HostPanel(TextPanel):
         if s is not None:
             cpu = format_percent(s.cpu_percent)
             t.append(_("host") + " ", style="bold")
-            t.append(_("CPU {percent} of {count}  load {load}").format(
-                percent=cpu, count=s.cpu_count or "?", load=s.load1 if s.load1 is not None else "-") + "  ")
+            t.append(
+                _("CPU {percent} of {count}  load {load}").format(
+                    percent=cpu, count=s.cpu_count or "?", load=s.load1 if s.load1 is not None else "-"
+                )
+                + "  "
+            )
             if s.mem_total_mib:
-                t.append(_("RAM {used}/{total}G").format(
-                    used=format_mib_as_gib(s.mem_used_mib or 0), total=format_mib_as_gib(s.mem_total_mib)) + "  ")
+                t.append(
+                    _("RAM {used}/{total}G").format(
+                        used=format_mib_as_gib(s.mem_used_mib or 0), total=format_mib_as_gib(s.mem_total_mib)
+                    )
+                    + "  "
+                )
             if s.disk_total_gib:
-                t.append(_("disk / {used}/{total}G").format(
-                    used=f"{s.disk_used_gib:.0f}", total=f"{s.disk_total_gib:.0f}"))
+                t.append(
+                    _("disk / {used}/{total}G").format(used=f"{s.disk_used_gib:.0f}", total=f"{s.disk_total_gib:.0f}")
+                )
         if v.jobs:
             # running jobs first, then those waiting in a queue, then the most recent others;
             # at most three lines

@@ -40,8 +40,10 @@ def column_widths(labels: tuple[str, ...], rate_sample: str) -> tuple[int, ...]:
 
 
 def header(labels: tuple[str, ...], widths: tuple[int, ...]) -> Text:
-    return _line({c: Text(label, justify="right" if c in NUMBERS else "left")
-                  for c, label in zip(COLUMNS, labels, strict=True)}, widths)
+    return _line(
+        {c: Text(label, justify="right" if c in NUMBERS else "left") for c, label in zip(COLUMNS, labels, strict=True)},
+        widths,
+    )
 
 
 def _state_with_job(v: InstanceView, now: float, idle_after: float | None = None) -> Text:
@@ -79,7 +81,6 @@ def _line(cells: dict[str, Text], widths: tuple[int, ...] = WIDTHS) -> Text:
     return line
 
 
-
 class InstanceTable(RowList):
     DEFAULT_CSS = """
     InstanceTable { height: auto; max-height: 40%; }
@@ -107,7 +108,6 @@ class InstanceTable(RowList):
         if old != new and self.on_move is not None:
             self.on_move()
 
-
     def cells_for(self, v: InstanceView, now: float) -> dict[str, Text]:
         gpus = v.frame.gpus if v.frame and v.state == "online" else ()
         utils = [g.utilization_gpu for g in gpus if g.utilization_gpu is not None]
@@ -119,8 +119,7 @@ class InstanceTable(RowList):
             "gpus": Text(str(len(gpus)) if gpus else "-", justify="right"),
             "util": Text(format_percent(sum(utils) / len(utils)) if utils else "-", justify="right"),
             "vram": Text(f"{format_mib_as_gib(used)}/{format_mib_as_gib(total)}" if total else "-", justify="right"),
-            "rate": Text(format_rate_per_hour(v.config.hourly_rate, v.config.bills_in(self.currency)),
-                         justify="right"),
+            "rate": Text(format_rate_per_hour(v.config.hourly_rate, v.config.bills_in(self.currency)), justify="right"),
             "cost": Text(format_money(v.cost_so_far(now), v.config.bills_in(self.currency)), justify="right"),
         }
 

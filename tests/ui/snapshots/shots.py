@@ -150,7 +150,11 @@ def _tweaked_source(
             shutil.rmtree(workdir, ignore_errors=True)
 
         return Opened(
-            settings, hosts, trust, close=close, use_password=use_password,
+            settings,
+            hosts,
+            trust,
+            close=close,
+            use_password=use_password,
             onboarder=Onboarder(settings, paths, store) if configured else None,
             billing=billing,
             make_host=(lambda inst: build_ssh_host(inst, settings, paths, store)) if configured else None,
@@ -159,7 +163,9 @@ def _tweaked_source(
     # title "": the default config, whose path the top bar leaves out; show_address False: the
     # instances are still loopback servers whose ports change every run
     return FleetSource(
-        title="" if configured else "demo", open=open_, config_path="/nonexistent/config.toml" if configured else "",
+        title="" if configured else "demo",
+        open=open_,
+        config_path="/nonexistent/config.toml" if configured else "",
         show_address=False,
     )
 

@@ -30,9 +30,11 @@ def _fixed_forwards() -> Forwards:
     for remote, local in ((6006, 6006), (7860, 17860)):
         listener = LocalForward(_offline, EXAMPLE.name, remote, on_failure=lambda exc: None, on_success=lambda: None)
         forwards._forwards[(EXAMPLE.name, remote)] = Forward(EXAMPLE.name, remote, "127.0.0.1", local, listener)
-    problem = NothingListening(_("{name}: nothing listening on port {port} there ({reason}); "
-                                 "start the server on the instance first").format(
-        name=EXAMPLE.name, port=7860, reason="Connection refused"))
+    problem = NothingListening(
+        _("{name}: nothing listening on port {port} there ({reason}); start the server on the instance first").format(
+            name=EXAMPLE.name, port=7860, reason="Connection refused"
+        )
+    )
     forwards.of(EXAMPLE.name)[1].problem = problem.line()
     return forwards
 

@@ -97,4 +97,3 @@ def test_welcome(snap_compare, size) -> None:
 
     source = FleetSource(title="", open=never, config_path="/home/me/.config/gpu-tui/config.toml", empty=True)
     assert snap_compare(GpuTuiApp(source, clock=fixed_clock), terminal_size=size)
-

@@ -19,8 +19,12 @@ def _log_shown(app: App[object]) -> bool:
     if not isinstance(screen, JobLogScreen):
         return False
     head = text_of(screen.query_one("#head", Static))
-    return (screen.query_one(Log).line_count > 0 and "lines" in head and "ETA" in head
-            and bool(text_of(screen.query_one("#chart", Static))))
+    return (
+        screen.query_one(Log).line_count > 0
+        and "lines" in head
+        and "ETA" in head
+        and bool(text_of(screen.query_one("#chart", Static)))
+    )
 
 
 def _envs_listed(app: App[object]) -> bool:

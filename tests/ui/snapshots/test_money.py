@@ -69,13 +69,17 @@ REPORT = [
     ShutdownResult("autodl-4090-train", True, "stopped (verified in 3.4 s)", 3.4),
     ShutdownResult("runpod-h100x8", True, "stopped (verified in 2.9 s)", 2.9),
     ShutdownResult(
-        "lab-a100-mig", False,
-        "NOT shut down: the shutdown command failed (exit 1): sudo: a password is required", 0.8,
+        "lab-a100-mig",
+        False,
+        "NOT shut down: the shutdown command failed (exit 1): sudo: a password is required",
+        0.8,
     ),
     ShutdownResult(
-        "autodl-flaky", False,
+        "autodl-flaky",
+        False,
         "not shut down: cannot reach it to shut it down or verify (Unreachable: connect.westb.seetacloud.com:23456: "
-        "connection refused (is the instance running? is the port right?))", 0.2,
+        "connection refused (is the instance running? is the port right?))",
+        0.2,
     ),
 ]
 
