@@ -66,9 +66,8 @@ import sshd as sshd_lib  # noqa: E402  (tests/sshd.py)
 from procfs import cpu_model  # noqa: E402  (benchmarks/)
 from sshhelp import ssh_host  # noqa: E402  (tests/sshhelp.py)
 
-from gpu_tui.core import nvsmi  # noqa: E402
 from gpu_tui.core.errors import RemoteError  # noqa: E402
-from gpu_tui.services import probes  # noqa: E402
+from gpu_tui.core.metrics import nvsmi  # noqa: E402
 from gpu_tui.services.events import (  # noqa: E402
     ConnState,
     GpuErrorChanged,
@@ -77,6 +76,7 @@ from gpu_tui.services.events import (  # noqa: E402
     ProcessesReceived,
     StateChanged,
 )
+from gpu_tui.services.monitor import probes  # noqa: E402
 from gpu_tui.services.monitor.host import HostMonitor  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")

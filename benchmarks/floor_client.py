@@ -48,6 +48,7 @@ class Inst:
         self.rows: dict[str, list[str]] = {}
         self.online = False
         self.reconnects = 0
+        self.samples = 0
         self.history: list[deque[float]] = [deque(maxlen=HISTORY) for _ in range(GPUS)]
 
 
@@ -73,6 +74,10 @@ class Floor(App[None]):
         yield Static("", id="rows")
 
     def on_mount(self) -> None:
+        self.head = self.query_one("#head", Static)
+        self.sparks = [self.query_one(f"#spark{g}", Sparkline) for g in range(GPUS)]
+        self.table = self.query_one("#rows", Static)
+        self.painted = -1  # instance 0's sample count at the last Sparkline update
         for inst in self.insts:
             self.run_worker(self.stream(inst), exclusive=False)
         self.set_interval(0.5, self.repaint)
@@ -98,6 +103,7 @@ class Floor(App[None]):
                         inst.online = True
                         if inst is self.insts[0] and fields[0].isdigit() and int(fields[0]) < GPUS:
                             inst.history[int(fields[0])].append(_num(fields[_UTIL]))
+                            inst.samples += 1
             except (OSError, asyncssh.Error):
                 pass
             inst.online = False
@@ -105,9 +111,11 @@ class Floor(App[None]):
     def repaint(self) -> None:
         online = sum(1 for i in self.insts if i.online)
         reconnects = sum(i.reconnects for i in self.insts)
-        self.query_one("#head", Static).update(f"floor  {online}/{len(self.insts)} online  reconnects {reconnects}")
-        for g, hist in enumerate(self.insts[0].history):
-            self.query_one(f"#spark{g}", Sparkline).data = list(hist)
+        self.head.update(f"floor  {online}/{len(self.insts)} online  reconnects {reconnects}")
+        if self.insts[0].samples != self.painted:  # only what changed, as any sane client does
+            self.painted = self.insts[0].samples
+            for spark, hist in zip(self.sparks, self.insts[0].history, strict=True):
+                spark.data = list(hist)
         lines = []
         for inst in self.insts:
             rows = list(inst.rows.values())
@@ -116,7 +124,7 @@ class Floor(App[None]):
             mem = sum(_num(r[_MEM]) for r in rows) / 1024
             state = "online" if inst.online else "offline"
             lines.append(f"{inst.name:<12} {state:<8} {len(rows):>2} {util:>4.0f}%  {power:>7.0f} W  {mem:>7.1f} GiB")
-        self.query_one("#rows", Static).update("\n".join(lines))
+        self.table.update("\n".join(lines))
 
 
 def main(argv: list[str]) -> int:
