@@ -750,6 +750,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="16,64", help="comma-separated N values for the stream way (default 16,64)")
     ap.add_argument("--naive-n", type=int, default=16, help="N for the naive way (0: skip; default 16)")
     ap.add_argument("--capture", default=None, help="capture to render the frame from (default: H100)")
+    ap.add_argument("--frames", choices=FRAMES, default="static",
+                    help="static: the cheap sh fake, one frame (default, as the figures below); "
+                         "live: tests/livefake.py, every frame moves")
+    ap.add_argument("--seed", type=int, default=1, help="the live fake's random walk")
     ap.add_argument("--gpus", type=int, default=8, help="GPUs per simulated instance (default 8)")
     ap.add_argument("--warmup-timeout", type=float, default=90.0, help="max seconds for all hosts to start sampling")
     ap.add_argument("--no-cgroup", action="store_true",
@@ -769,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     print(f"# 1 Hz, {args.gpus} GPUs/instance, window {args.seconds:g} s, cheap sh fake nvidia-smi", flush=True)
-    bench = Bench(args.capture, args.gpus)
+    bench = Bench(args.capture, args.gpus, frames=args.frames, seed=args.seed)
     try:
         results = asyncio.run(amain(args, bench))
     except (asyncio.CancelledError, KeyboardInterrupt):
