@@ -95,18 +95,26 @@ class Floor(App[None]):
                                             known_hosts=self.known_hosts, agent_path=None,
                                             keepalive_interval=5, keepalive_count_max=2) as conn:
                     proc = await conn.create_process(COMMAND)
-                    async for line in proc.stdout:
-                        fields = line.rstrip("\n").split(", ")
-                        if len(fields) != len(QUERY_FIELDS):
-                            continue
-                        inst.rows[fields[0]] = fields
-                        inst.online = True
-                        if inst is self.insts[0] and fields[0].isdigit() and int(fields[0]) < GPUS:
-                            inst.history[int(fields[0])].append(_num(fields[_UTIL]))
-                            inst.samples += 1
+                    # a tick's rows arrive in one packet: read what is there, then split it into
+                    # lines (an `async for line` would be an await per GPU row)
+                    tail = ""
+                    while chunk := await proc.stdout.read(65536):
+                        *lines, tail = (tail + chunk).split("\n")
+                        for line in lines:
+                            self.take(inst, line)
             except (OSError, asyncssh.Error):
                 pass
             inst.online = False
+
+    def take(self, inst: Inst, line: str) -> None:
+        fields = line.split(", ")
+        if len(fields) != len(QUERY_FIELDS):
+            return
+        inst.rows[fields[0]] = fields
+        inst.online = True
+        if inst is self.insts[0] and fields[0].isdigit() and int(fields[0]) < GPUS:
+            inst.history[int(fields[0])].append(_num(fields[_UTIL]))
+            inst.samples += 1
 
     def repaint(self) -> None:
         online = sum(1 for i in self.insts if i.online)
