@@ -261,9 +261,11 @@ class Harness:
             **{k: str(v) for k, v in self.xdg.items()},
         }
         self._tmux_started = False
+        self.spawned = 0
 
     # ----- tmux
     def tmux(self, *argv: str, check: bool = True) -> str:
+        self.spawned += 1  # a tmux client process: bench_dashboard_sshd subtracts ours from ns_last_pid
         p = subprocess.run(
             ["tmux", "-S", str(self.socket), *argv], env=self.env, capture_output=True, text=True
         )
@@ -428,6 +430,57 @@ def wait_until(pred: Any, timeout: float, what: str, h: Harness, session: str, e
 # ------------------------------------------------------------------------------ phases
 
 
+def key_probe(h: Harness, session: str, pid: int, pair: list[str], samples: int, seed: int) -> dict[str, Any]:
+    """`j` / `k` alternately between the first two instances, `samples` presses spaced by a random
+    0.2-0.5 s: from just before `send-keys` to the end of the first capture whose GPU panel heading
+    names the newly selected instance (an upper bound; `key_ms_lower_*` is the start of the capture
+    before it, a lower bound)."""
+    names = pair
+    lat: list[float] = []
+    lower: list[float] = []
+    send_ms: list[float] = []
+    poll_periods: list[float] = []
+    rng = random.Random(seed)
+    current = selected_in_panel(h.capture(session))
+    if current != names[0]:
+        raise RuntimeError(f"expected {names[0]} selected at start, the panel shows {current!r}")
+    cpu_k0, k0 = proc_cpu_ticks(pid), time.monotonic()
+    for i in range(samples):
+        key, want = ("j", names[1]) if i % 2 == 0 else ("k", names[0])
+        time.sleep(rng.uniform(0.2, 0.5))
+        t_send = time.monotonic()
+        h.tmux("send-keys", "-t", session, key)
+        send_ms.append(1000 * (time.monotonic() - t_send))
+        prev_start = t_send
+        starts: list[float] = []
+        while True:
+            s = time.monotonic()
+            screen = h.capture(session)
+            e = time.monotonic()
+            starts.append(s)
+            if selected_in_panel(screen) == want:
+                break
+            prev_start = s
+            if e - t_send > 10.0:
+                raise RuntimeError(f"key {key!r}: {want} not shown after 10 s:\n{screen}")
+        lat.append(1000 * (e - t_send))
+        lower.append(1000 * max(0.0, prev_start - t_send))
+        poll_periods += [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    cpu_k1, k1 = proc_cpu_ticks(pid), time.monotonic()
+    poll_ms = 1000 * (sum(poll_periods) / len(poll_periods)) if poll_periods else float("nan")
+    return dict(
+        key_samples=len(lat),
+        key_ms_p50=round(pct(lat, 50), 1),
+        key_ms_p95=round(pct(lat, 95), 1),
+        key_ms_max=round(max(lat), 1),
+        key_ms_lower_p50=round(pct(lower, 50), 1),
+        key_ms_lower_p95=round(pct(lower, 95), 1),
+        send_keys_ms_p50=round(pct(send_ms, 50), 1),
+        poll_ms_mean=round(poll_ms, 1),
+        key_phase_cpu_pct_of_core=round(100 * (cpu_k1 - cpu_k0) / CLK_TCK / (k1 - k0), 2),
+    )
+
+
 def phase_cold(h: Harness, args: argparse.Namespace, words: Words) -> dict[str, Any]:
     n = args.cold_instances
     names = instance_names(n, "cold-")
@@ -561,50 +614,9 @@ def phase_load(h: Harness, args: argparse.Namespace, words: Words, run: int = 0)
 
         # ----- key press to repaint, same load
         print(f"# key to repaint: {args.key_samples} presses of j/k ...", flush=True)
-        lat: list[float] = []
-        lower: list[float] = []
-        send_ms: list[float] = []
-        poll_periods: list[float] = []
-        rng = random.Random(args.seed)
-        current = selected_in_panel(h.capture(session))
-        if current != names[0]:
-            raise RuntimeError(f"expected {names[0]} selected at start, the panel shows {current!r}")
-        cpu_k0, k0 = proc_cpu_ticks(pid), time.monotonic()
-        for i in range(args.key_samples):
-            key, want = ("j", names[1]) if i % 2 == 0 else ("k", names[0])
-            time.sleep(rng.uniform(0.2, 0.5))
-            t_send = time.monotonic()
-            h.tmux("send-keys", "-t", session, key)
-            send_ms.append(1000 * (time.monotonic() - t_send))
-            prev_start = t_send
-            starts: list[float] = []
-            while True:
-                s = time.monotonic()
-                screen = h.capture(session)
-                e = time.monotonic()
-                starts.append(s)
-                if selected_in_panel(screen) == want:
-                    break
-                prev_start = s
-                if e - t_send > 10.0:
-                    raise RuntimeError(f"key {key!r}: {want} not shown after 10 s:\n{screen}")
-            lat.append(1000 * (e - t_send))
-            lower.append(1000 * max(0.0, prev_start - t_send))
-            poll_periods += [b - a for a, b in zip(starts, starts[1:], strict=False)]
-        cpu_k1, k1 = proc_cpu_ticks(pid), time.monotonic()
-        poll_ms = 1000 * (sum(poll_periods) / len(poll_periods)) if poll_periods else float("nan")
-        out.update(
-            key_samples=len(lat),
-            key_ms_p50=round(pct(lat, 50), 1),
-            key_ms_p95=round(pct(lat, 95), 1),
-            key_ms_max=round(max(lat), 1),
-            key_ms_lower_p50=round(pct(lower, 50), 1),
-            key_ms_lower_p95=round(pct(lower, 95), 1),
-            send_keys_ms_p50=round(pct(send_ms, 50), 1),
-            poll_ms_mean=round(poll_ms, 1),
-            key_phase_cpu_pct_of_core=round(100 * (cpu_k1 - cpu_k0) / CLK_TCK / (k1 - k0), 2),
-        )
-        print(f"#   p50 {out['key_ms_p50']} ms, p95 {out['key_ms_p95']} ms (poll period {poll_ms:.1f} ms)", flush=True)
+        out.update(key_probe(h, session, pid, names[:2], args.key_samples, args.seed))
+        print(f"#   p50 {out['key_ms_p50']} ms, p95 {out['key_ms_p95']} ms "
+              f"(poll period {out['poll_ms_mean']} ms)", flush=True)
     finally:
         clean = h.stop_dashboard(session, pid, graceful=pid is not None)
         out["clean_exit"] = clean

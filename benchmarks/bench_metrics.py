@@ -61,13 +61,13 @@ for p in (str(REPO), str(TESTS)):
         sys.path.insert(0, p)
 
 import asyncssh  # noqa: E402
+import livefake  # noqa: E402  (tests/livefake.py)
 import sshd as sshd_lib  # noqa: E402  (tests/sshd.py)
 from procfs import cpu_model  # noqa: E402  (benchmarks/)
 from sshhelp import ssh_host  # noqa: E402  (tests/sshhelp.py)
 
-from gpu_tui.core import nvsmi  # noqa: E402
 from gpu_tui.core.errors import RemoteError  # noqa: E402
-from gpu_tui.services import probes  # noqa: E402
+from gpu_tui.core.metrics import nvsmi  # noqa: E402
 from gpu_tui.services.events import (  # noqa: E402
     ConnState,
     GpuErrorChanged,
@@ -76,6 +76,7 @@ from gpu_tui.services.events import (  # noqa: E402
     ProcessesReceived,
     StateChanged,
 )
+from gpu_tui.services.monitor import probes  # noqa: E402
 from gpu_tui.services.monitor.host import HostMonitor  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -315,11 +316,26 @@ class Window:
 # ------------------------------------------------------------------------------ instances
 
 
+FRAMES = ("static", "live")
+
+
 class Bench:
-    def __init__(self, capture: str | None, gpus: int) -> None:
+    """The instances: real sshd each, with a cheap fake nvidia-smi.
+
+    `frames="static"`: CHEAP_FAKE (whatever a benchmark set it to), one baked-in frame every
+    tick. `frames="live"`: tests/livefake.py's fork-free fake whose every frame moves; instance
+    i of a `make` call gets the walk seeded `seed * 100003 + i + 1`, so runs compare. Either is
+    checked once before the first instance starts (`check_fake`).
+    """
+
+    def __init__(self, capture: str | None, gpus: int, frames: str = "static", seed: int = 1) -> None:
+        if frames not in FRAMES:
+            raise ValueError(f"frames must be one of {FRAMES}, not {frames!r}")
         self.session = sshd_lib.SshdSession(password_user=False)
         self.capture = capture
         self.gpus = gpus
+        self.frames = frames
+        self.seed = seed
         self.fake_text: str | None = None
 
     def _render_fake(self, inst: sshd_lib.SshdInstance) -> str:
@@ -335,6 +351,8 @@ class Bench:
         rows = nvsmi.parse_rows(frame)
         if len(rows) != self.gpus or "'" in frame + apps:
             raise SystemExit(f"rendered frame unusable: {len(rows)} rows\n{frame}")
+        if self.frames == "live":
+            return livefake.script(frame, ",".join(nvsmi.COMPUTE_APPS_FIELDS), self.gpus)
         return CHEAP_FAKE.format(
             frame=frame,
             apps=apps,
@@ -353,13 +371,34 @@ class Bench:
             full = inst.bin_dir / "nvidia-smi-full"
             os.replace(inst.bin_dir / "nvidia-smi", full)
             cheap = inst.bin_dir / "nvidia-smi"
-            cheap.write_text(self.fake_text)
+            cheap.write_text(livefake.with_seed(self.fake_text, self.seed * 100003 + i + 1))
             os.chmod(cheap, 0o755)
+            if i == 0:
+                self.check_fake(cheap)
             inst.start()
             made.append(inst)
             if group is not None:
                 group.add(inst._proc.pid)  # no session yet: all of its sessions will be inside
         return made
+
+    def check_fake(self, fake: Path) -> None:
+        """Three ticks of the loop at 50 ms: 8 parsable rows each; with live frames, no two
+        ticks alike in what the dashboard shows (a fake that stopped moving would measure the
+        cache again)."""
+        argv = [str(fake), *nvsmi.query_gpu_argv(50)[1:]]
+        env = {"PATH": sshd_lib.SBIN_PATH, "TMPDIR": str(fake.parent)}
+        try:
+            p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=0.5)
+            out = p.stdout
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        lines = [ln for ln in out.splitlines() if ln]
+        frames = ["\n".join(lines[k : k + self.gpus]) for k in range(0, len(lines) - self.gpus + 1, self.gpus)]
+        if len(frames) < 3 or any(len(nvsmi.parse_rows(f + "\n")) != self.gpus for f in frames[:3]):
+            raise SystemExit(f"the fake nvidia-smi ({self.frames}) gave no 3 ticks of {self.gpus} rows:\n{out[:2000]}")
+        moving = all(a != b for a, b in zip(frames, frames[1:3], strict=False))
+        if self.frames == "live" and not moving:
+            raise SystemExit(f"the live fake repeated a frame:\n{out[:2000]}")
 
     @staticmethod
     def host(inst: sshd_lib.SshdInstance):
@@ -711,6 +750,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="16,64", help="comma-separated N values for the stream way (default 16,64)")
     ap.add_argument("--naive-n", type=int, default=16, help="N for the naive way (0: skip; default 16)")
     ap.add_argument("--capture", default=None, help="capture to render the frame from (default: H100)")
+    ap.add_argument("--frames", choices=FRAMES, default="static",
+                    help="static: the cheap sh fake, one frame (default, as the figures below); "
+                         "live: tests/livefake.py, every frame moves")
+    ap.add_argument("--seed", type=int, default=1, help="the live fake's random walk")
     ap.add_argument("--gpus", type=int, default=8, help="GPUs per simulated instance (default 8)")
     ap.add_argument("--warmup-timeout", type=float, default=90.0, help="max seconds for all hosts to start sampling")
     ap.add_argument("--no-cgroup", action="store_true",
@@ -730,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     print(f"# 1 Hz, {args.gpus} GPUs/instance, window {args.seconds:g} s, cheap sh fake nvidia-smi", flush=True)
-    bench = Bench(args.capture, args.gpus)
+    bench = Bench(args.capture, args.gpus, frames=args.frames, seed=args.seed)
     try:
         results = asyncio.run(amain(args, bench))
     except (asyncio.CancelledError, KeyboardInterrupt):

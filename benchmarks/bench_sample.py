@@ -69,12 +69,12 @@ from bench_watch import FORKLESS_FAKE  # noqa: E402
 
 import gpu_tui  # noqa: E402
 from gpu_tui.config.settings import InstanceConfig  # noqa: E402
-from gpu_tui.core import nvsmi  # noqa: E402
+from gpu_tui.core.metrics import nvsmi  # noqa: E402
 from gpu_tui.core.models import GpuFrame  # noqa: E402
 from gpu_tui.remote.host import CommandResult, Host, LineStream  # noqa: E402
-from gpu_tui.services import probes  # noqa: E402
 from gpu_tui.services.events import GpuFrameReceived  # noqa: E402
 from gpu_tui.services.fleet import Fleet  # noqa: E402
+from gpu_tui.services.monitor import probes  # noqa: E402
 from gpu_tui.services.monitor.host import HostMonitor  # noqa: E402
 
 GPUS = 8

@@ -42,8 +42,8 @@ from sshhelp import ssh_host  # noqa: E402
 
 from gpu_tui.config.settings import InstanceConfig  # noqa: E402
 from gpu_tui.core.jobs import JobRequest, new_job_id  # noqa: E402
-from gpu_tui.services import slurm  # noqa: E402
 from gpu_tui.services.jobs import runner as jobsvc  # noqa: E402
+from gpu_tui.services.jobs import slurm  # noqa: E402
 from gpu_tui.services.jobs.watch import JOB_POLL_SECONDS  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -11,12 +11,15 @@ tests/sshd.py still come from this repository)::
     git archive 51498de | tar -x -C /tmp/before && \\
       .venv/bin/python benchmarks/bench_watch.py --code /tmp/before --sizes 8,32,64 --seconds 30
 
-The fake nvidia-smi here is fork-free (bash, `read -t` on a FIFO as its timer), so the process
-count is gpu-tui's alone. New processes are counted two ways: exactly, with strace following
-clone/fork/vfork/clone3 in every process of the instances' sshd trees over the window (threads
-count too); and machine-wide, the change of /proc/sys/kernel/ns_last_pid over the same window
-minus the same measure with the instances up and no client (noisy on a shared machine: the load
-average is printed with each figure).
+The fake nvidia-smi here is fork-free, so the process count is gpu-tui's alone: by default
+(`--frames live`) tests/livefake.py's, whose every frame moves as a GPU's under a training load
+does; `--frames static` is FORKLESS_FAKE below (bash, `read -t` on a FIFO as its timer), one
+baked-in frame every tick, kept as the named comparison row.
+New processes are counted two ways: exactly, with strace following clone/fork/vfork/clone3
+in every process of the instances' sshd trees over the window (threads count too); and
+machine-wide, the change of /proc/sys/kernel/ns_last_pid over the same window minus the same
+measure with the instances up and no client (noisy on a shared machine: the load average is
+printed with each figure).
 """
 
 from __future__ import annotations
@@ -205,12 +208,12 @@ async def one_size(bench: bm.Bench, n: int, seconds: float, job_probe: bool) -> 
 
 
 async def amain(args: argparse.Namespace) -> list[dict]:
-    bench = bm.Bench(None, 8)
+    bench = bm.Bench(None, 8, frames=args.frames, seed=args.seed)
     bm.CHEAP_FAKE = FORKLESS_FAKE
     results = []
     try:
         for i, n in enumerate(int(x) for x in args.sizes.split(",")):
-            r = await one_size(bench, n, args.seconds, job_probe=(i == 0))
+            r = {"frames": args.frames, **await one_size(bench, n, args.seconds, job_probe=(i == 0))}
             print(json.dumps(r), flush=True)
             results.append(r)
     finally:
@@ -224,6 +227,9 @@ def main() -> int:
     ap.add_argument("--sizes", default="8,32,64")
     ap.add_argument("--seconds", type=float, default=30.0, help="steady-state window (and idle baseline) per size")
     ap.add_argument("--quick", action="store_true", help="15 s windows")
+    ap.add_argument("--frames", choices=bm.FRAMES, default="live",
+                    help="live: every frame moves (tests/livefake.py, the default); static: one frame repeated")
+    ap.add_argument("--seed", type=int, default=1, help="the live fake's random walk (same seed, same walk)")
     ap.add_argument("--json", metavar="PATH")
     args = ap.parse_args()
     if args.quick:
