@@ -88,9 +88,12 @@ def main() -> int:
             results = [asyncio.run(one_run(session, check, args.idle, tmp)) for _ in range(args.runs)]
             calls = [c for c, _ in results]
             offs = [o for _, o in results]
-            print(f"checks every {check:>2}s  call: " + " ".join(f"{c:5.2f}" for c in calls)
-                  + f"  (median {statistics.median(calls):.2f}, max {max(calls):.2f})"
-                  + f"   off: median {statistics.median(offs):.2f}, max {max(offs):.2f}")
+            print(
+                f"checks every {check:>2}s  call: "
+                + " ".join(f"{c:5.2f}" for c in calls)
+                + f"  (median {statistics.median(calls):.2f}, max {max(calls):.2f})"
+                + f"   off: median {statistics.median(offs):.2f}, max {max(offs):.2f}"
+            )
     finally:
         session.cleanup()
         sshd_lib.kill_all_started()

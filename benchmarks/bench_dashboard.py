@@ -150,6 +150,7 @@ def serve(args: argparse.Namespace) -> int:
         c["execs"] += 1
         tick = program.tick
         if tick is not None and command.lstrip().startswith("nvidia-smi") and "--query-gpu" in command:
+
             def counted(i: int, _tick: Any = tick, _c: dict[str, int] = c) -> str:
                 _c["frames"] += 1
                 return _tick(i)
@@ -243,8 +244,10 @@ class Harness:
     def __init__(self) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
         self.home = self.dir / "home"
-        self.xdg = {k: self.dir / "xdg" / k.split("_")[1].lower() for k in
-                    ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")}
+        self.xdg = {
+            k: self.dir / "xdg" / k.split("_")[1].lower()
+            for k in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+        }
         for d in (self.home, *self.xdg.values()):
             d.mkdir(parents=True, exist_ok=True)
         self.data_dir = self.xdg["XDG_DATA_HOME"] / "gpu-tui"
@@ -266,17 +269,16 @@ class Harness:
     # ----- tmux
     def tmux(self, *argv: str, check: bool = True) -> str:
         self.spawned += 1  # a tmux client process: bench_dashboard_sshd subtracts ours from ns_last_pid
-        p = subprocess.run(
-            ["tmux", "-S", str(self.socket), *argv], env=self.env, capture_output=True, text=True
-        )
+        p = subprocess.run(["tmux", "-S", str(self.socket), *argv], env=self.env, capture_output=True, text=True)
         if check and p.returncode != 0:
             raise RuntimeError(f"tmux {' '.join(argv)}: {p.stderr.strip()}")
         return p.stdout
 
     def start_tmux(self) -> None:
         # a holder session keeps the server up, so a dashboard's start never includes tmux's own
-        self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "hold", "-x", str(COLS), "-y", str(ROWS),
-                  "sleep 2147483647")
+        self.tmux(
+            "-f", "/dev/null", "new-session", "-d", "-s", "hold", "-x", str(COLS), "-y", str(ROWS), "sleep 2147483647"
+        )
         self._tmux_started = True
         self.tmux("set-option", "-g", "default-terminal", "tmux-256color")
         self.tmux("set-option", "-g", "history-limit", "0")
@@ -293,10 +295,26 @@ class Harness:
         work.mkdir()
         err_file = open(work / "servers.err", "w")
         p = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "_serve", "--instances", str(n), "--prefix", prefix,
-             "--workdir", str(work), "--seed", str(seed),
-             "--tmux-socket", str(self.socket), "--cleanup-dir", str(self.dir)],
-            stdout=subprocess.PIPE, stderr=err_file, text=True,
+            [
+                sys.executable,
+                str(Path(__file__).resolve()),
+                "_serve",
+                "--instances",
+                str(n),
+                "--prefix",
+                prefix,
+                "--workdir",
+                str(work),
+                "--seed",
+                str(seed),
+                "--tmux-socket",
+                str(self.socket),
+                "--cleanup-dir",
+                str(self.dir),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=err_file,
+            text=True,
             start_new_session=True,  # Ctrl-C goes to us; we stop it
             env={**os.environ, "PYTHONPATH": str(REPO)},
         )
@@ -518,13 +536,23 @@ def phase_cold(h: Harness, args: argparse.Namespace, words: Words) -> dict[str, 
                 cpu = proc_cpu_ticks(pid) / CLK_TCK
             finally:
                 h.stop_dashboard(session, pid, graceful=pid is not None)
-            runs.append({"all_rows_s": round(elapsed, 3), "first_row_s": round(first_row or elapsed, 3),
-                         "first_screen_s": round(first_screen or elapsed, 3),
-                         "polls": polls, "poll_ms": round(1000 * elapsed / polls, 1),
-                         "cpu_s": round(cpu, 2), "rss_mib": round(rss, 1)})
-            print(f"#   cold run {run + 1}: all {n} rows live after {elapsed:.2f} s (first paint "
-                  f"{runs[-1]['first_screen_s']:.2f} s, first row {runs[-1]['first_row_s']:.2f} s; "
-                  f"CPU {cpu:.2f} s, RSS {rss:.0f} MiB)", flush=True)
+            runs.append(
+                {
+                    "all_rows_s": round(elapsed, 3),
+                    "first_row_s": round(first_row or elapsed, 3),
+                    "first_screen_s": round(first_screen or elapsed, 3),
+                    "polls": polls,
+                    "poll_ms": round(1000 * elapsed / polls, 1),
+                    "cpu_s": round(cpu, 2),
+                    "rss_mib": round(rss, 1),
+                }
+            )
+            print(
+                f"#   cold run {run + 1}: all {n} rows live after {elapsed:.2f} s (first paint "
+                f"{runs[-1]['first_screen_s']:.2f} s, first row {runs[-1]['first_row_s']:.2f} s; "
+                f"CPU {cpu:.2f} s, RSS {rss:.0f} MiB)",
+                flush=True,
+            )
             time.sleep(0.5)
     finally:
         h.stop_server(server)
@@ -564,8 +592,11 @@ def phase_load(h: Harness, args: argparse.Namespace, words: Words, run: int = 0)
         wait_until(all_streaming, args.warmup_timeout, f"all {n} GPU streams", h, session)
         out["all_streaming_s"] = round(time.monotonic() - t0, 2)
         wait_until(lambda: words.all_online(n) in h.capture(session), 30, words.all_online(n), h, session)
-        print(f"# load [{words.lang}]: {n} instances x 8 GPUs streaming after {out['all_streaming_s']:.1f} s; "
-              f"warm-up {args.warmup:g} s, then a {args.seconds:g} s window ...", flush=True)
+        print(
+            f"# load [{words.lang}]: {n} instances x 8 GPUs streaming after {out['all_streaming_s']:.1f} s; "
+            f"warm-up {args.warmup:g} s, then a {args.seconds:g} s window ...",
+            flush=True,
+        )
         time.sleep(args.warmup)
 
         # ----- CPU / RSS window (nothing else from us runs meanwhile)
@@ -600,7 +631,9 @@ def phase_load(h: Harness, args: argparse.Namespace, words: Words, run: int = 0)
             machine_busy_pct=round(100 * (mach1[0] - mach0[0]) / max(1, mach1[1] - mach0[1]), 1),
             others_cpu_pct_of_core=round(
                 100 * (mach1[0] - mach0[0]) / max(1, mach1[1] - mach0[1]) * (os.cpu_count() or 1)
-                - 100 * ((cpu1 - cpu0) + (srv1 - srv0) + (tmx1 - tmx0)) / CLK_TCK / window, 1),
+                - 100 * ((cpu1 - cpu0) + (srv1 - srv0) + (tmx1 - tmx0)) / CLK_TCK / window,
+                1,
+            ),
             frames_served=frames,
             frames_expected=round(n * window),
             frames_per_host_min=min(per_host),
@@ -608,15 +641,20 @@ def phase_load(h: Harness, args: argparse.Namespace, words: Words, run: int = 0)
             execs_in_window=execs,
             connections_end=sum(s["connections"] for s in st1.values()),
         )
-        print(f"#   CPU {out['cpu_pct_of_core']:.2f}% of a core, RSS {rss:.1f} MiB "
-              f"(servers {out['servers_cpu_pct_of_core']}%, machine busy {out['machine_busy_pct']}%, "
-              f"frames {frames}/{out['frames_expected']}, load average {load0:.2f} -> {load1:.2f})", flush=True)
+        print(
+            f"#   CPU {out['cpu_pct_of_core']:.2f}% of a core, RSS {rss:.1f} MiB "
+            f"(servers {out['servers_cpu_pct_of_core']}%, machine busy {out['machine_busy_pct']}%, "
+            f"frames {frames}/{out['frames_expected']}, load average {load0:.2f} -> {load1:.2f})",
+            flush=True,
+        )
 
         # ----- key press to repaint, same load
         print(f"# key to repaint: {args.key_samples} presses of j/k ...", flush=True)
         out.update(key_probe(h, session, pid, names[:2], args.key_samples, args.seed))
-        print(f"#   p50 {out['key_ms_p50']} ms, p95 {out['key_ms_p95']} ms "
-              f"(poll period {out['poll_ms_mean']} ms)", flush=True)
+        print(
+            f"#   p50 {out['key_ms_p50']} ms, p95 {out['key_ms_p95']} ms (poll period {out['poll_ms_mean']} ms)",
+            flush=True,
+        )
     finally:
         clean = h.stop_dashboard(session, pid, graceful=pid is not None)
         out["clean_exit"] = clean
@@ -697,9 +735,13 @@ def report(info: dict[str, Any], loads: list[dict[str, Any]], cold: dict[str, An
         by_lang: dict[str, list[float]] = {}
         for load in loads:
             by_lang.setdefault(load["lang"], []).append(load["cpu_pct_of_core"])
-        lines.append("dashboard CPU by language (% of one core, each window): " + "; ".join(
-            f"{lang} {', '.join(f'{v:.2f}' for v in values)} (mean {statistics.mean(values):.2f})"
-            for lang, values in by_lang.items()))
+        lines.append(
+            "dashboard CPU by language (% of one core, each window): "
+            + "; ".join(
+                f"{lang} {', '.join(f'{v:.2f}' for v in values)} (mean {statistics.mean(values):.2f})"
+                for lang, values in by_lang.items()
+            )
+        )
     if cold:
         runs = ", ".join(f"{r['all_rows_s']:.2f}" for r in cold["runs"])
         lines += [
@@ -729,8 +771,12 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=None, help="load window (default 60; --quick 15)")
-    ap.add_argument("--warmup", type=float, default=None,
-                    help="seconds after every stream is running before the window (default 10; --quick 5)")
+    ap.add_argument(
+        "--warmup",
+        type=float,
+        default=None,
+        help="seconds after every stream is running before the window (default 10; --quick 5)",
+    )
     ap.add_argument("--quick", action="store_true", help="smoke run: 15 s window, 20 key presses, 2 cold starts")
     ap.add_argument("--instances", type=int, default=32, help="instances for the load (default 32, 8 GPUs each)")
     ap.add_argument("--key-samples", type=int, default=None, help="key presses (default 60; --quick 20)")
@@ -740,12 +786,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup-timeout", type=float, default=120.0, help="max seconds for every stream to start")
     ap.add_argument("--skip-load", action="store_true", help="only the cold start")
     ap.add_argument("--skip-cold", action="store_true", help="only the load figures")
-    ap.add_argument("--profile", metavar="PATH",
-                    help="run the load dashboard under cProfile and write the stats here (inflates its CPU)")
+    ap.add_argument(
+        "--profile",
+        metavar="PATH",
+        help="run the load dashboard under cProfile and write the stats here (inflates its CPU)",
+    )
     ap.add_argument("--seed", type=int, default=0, help="demo fleet seed")
-    ap.add_argument("--lang", default="en",
-                    help="the dashboard's language (en, zh-CN); comma-separated: one load phase per entry, in "
-                         "this order (en,zh-CN,en,zh-CN interleaves); the cold start uses the first")
+    ap.add_argument(
+        "--lang",
+        default="en",
+        help="the dashboard's language (en, zh-CN); comma-separated: one load phase per entry, in "
+        "this order (en,zh-CN,en,zh-CN interleaves); the cold start uses the first",
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = ap.parse_args(argv)
     args.seconds = args.seconds if args.seconds is not None else (15.0 if args.quick else 60.0)
@@ -762,11 +814,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     info = machine_info()
-    print(f"# bench_dashboard {info['date']}  {info['cpus']} CPUs ({info['cpu_model']}), Linux {info['kernel']}, "
-          f"Python {info['python']}, textual {info['textual']}, asyncssh {info['asyncssh']}, {info['tmux']}; "
-          f"load average at start {info['loadavg_start']:.2f}", flush=True)
-    print(f"# terminal: tmux {COLS}x{ROWS}, TERM=tmux-256color, COLORTERM=truecolor; "
-          "demo servers in a separate process", flush=True)
+    print(
+        f"# bench_dashboard {info['date']}  {info['cpus']} CPUs ({info['cpu_model']}), Linux {info['kernel']}, "
+        f"Python {info['python']}, textual {info['textual']}, asyncssh {info['asyncssh']}, {info['tmux']}; "
+        f"load average at start {info['loadavg_start']:.2f}",
+        flush=True,
+    )
+    print(
+        f"# terminal: tmux {COLS}x{ROWS}, TERM=tmux-256color, COLORTERM=truecolor; demo servers in a separate process",
+        flush=True,
+    )
 
     def on_term(signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
@@ -797,10 +854,20 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(report(info, loads, cold)))
     print(f"# load average at end {info['loadavg_end']:.2f}")
     if args.json:
-        doc = {"benchmark": "bench_dashboard", "machine": info,
-               "settings": {"seconds": args.seconds, "warmup": args.warmup, "terminal": f"{COLS}x{ROWS}",
-                            "hz": 1.0, "profile": PROFILE_BASE},
-               "load": loads[0] if loads else None, "loads": loads, "cold": cold}
+        doc = {
+            "benchmark": "bench_dashboard",
+            "machine": info,
+            "settings": {
+                "seconds": args.seconds,
+                "warmup": args.warmup,
+                "terminal": f"{COLS}x{ROWS}",
+                "hz": 1.0,
+                "profile": PROFILE_BASE,
+            },
+            "load": loads[0] if loads else None,
+            "loads": loads,
+            "cold": cold,
+        }
         Path(args.json).write_text(json.dumps(doc, indent=2) + "\n")
         print(f"# figures written to {args.json}")
     return 0

@@ -114,8 +114,15 @@ def write_config(work: Path, insts: list, lang: str | None) -> None:
     if lang:
         lines.append(f'language = "{lang}"')
     for i in insts:
-        lines += ["", "[[instances]]", f'name = "{i.name}"', f'host = "{i.host}"', f"port = {i.port}",
-                  f'identity_file = "{i.client_key_path}"', "hourly_rate = 1.5"]
+        lines += [
+            "",
+            "[[instances]]",
+            f'name = "{i.name}"',
+            f'host = "{i.host}"',
+            f"port = {i.port}",
+            f'identity_file = "{i.client_key_path}"',
+            "hourly_rate = 1.5",
+        ]
     (work / "config.toml").write_text("\n".join(lines) + "\n")
     (work / "passwords.env").write_text("")
 
@@ -123,9 +130,13 @@ def write_config(work: Path, insts: list, lang: str | None) -> None:
 def floor_wrapper(work: Path, insts: list) -> Path:
     known = work / "known_hosts"
     known.write_text("".join(f"{i.host_public_key_line}\n" for i in insts))
-    fleet = {"known_hosts": str(known), "instances": [
-        {"name": i.name, "host": i.host, "port": i.port, "user": "root", "key": str(i.client_key_path)}
-        for i in insts]}
+    fleet = {
+        "known_hosts": str(known),
+        "instances": [
+            {"name": i.name, "host": i.host, "port": i.port, "user": "root", "key": str(i.client_key_path)}
+            for i in insts
+        ],
+    }
     (work / "fleet.json").write_text(json.dumps(fleet))
     q = shlex.quote
     script = work / "floor.sh"
@@ -213,16 +224,23 @@ def one_run(h: bd.Harness, bench: bm.Bench, n: int, client: str, frames: str, ar
                 keys = {"key_probe_error": str(e).splitlines()[0]}
         accepted = accepted_connections(insts)
         return {
-            "client": client, "frames": frames, "n": n, "lang": args.lang or "en",
-            "loadavg_start": load0, "loadavg_end": bw.loadavg(),
+            "client": client,
+            "frames": frames,
+            "n": n,
+            "lang": args.lang or "en",
+            "loadavg_start": load0,
+            "loadavg_end": bw.loadavg(),
             "all_online_s": round(all_online, 2) if all_online is not None else None,
             "first_data_s": round(first_data, 2) if first_data is not None else None,
             "startup_cpu_pct": round(startup, 2),
             "startup_s": round(t_end_startup - t0, 1),
             "steady_cpu_pct_median": round(statistics.median(windows), 2),
-            "steady_cpu_pct_min": round(min(windows), 2), "steady_cpu_pct_max": round(max(windows), 2),
-            "windows": [round(w, 2) for w in windows], "window_s": args.seconds,
-            "rss_mib": round(rss, 1), "rss_hwm_mib": round(hwm, 1),
+            "steady_cpu_pct_min": round(min(windows), 2),
+            "steady_cpu_pct_max": round(max(windows), 2),
+            "windows": [round(w, 2) for w in windows],
+            "window_s": args.seconds,
+            "rss_mib": round(rss, 1),
+            "rss_hwm_mib": round(hwm, 1),
             "reconnects": sum(max(0, c - 1) for c in accepted),
             "instances_never_connected": sum(1 for c in accepted if c == 0),
             "new_procs_per_inst_min": round(forks / n / (forks_window / 60), 2),
@@ -244,32 +262,46 @@ def ratios(results: list[dict]) -> list[dict]:
     for r in results:
         if r["client"] != "gpu-tui":
             continue
-        floor = next((f for f in results if f["client"] == "floor" and f["n"] == r["n"]
-                      and f["frames"] == r["frames"]), None)
+        floor = next(
+            (f for f in results if f["client"] == "floor" and f["n"] == r["n"] and f["frames"] == r["frames"]), None
+        )
         if floor is None:
             continue
 
         def ratio(key: str, _r: dict = r, _f: dict = floor) -> float | None:
             return round(_r[key] / _f[key], 2) if _f[key] else None
 
-        out.append({"n": r["n"], "frames": r["frames"], "steady_cpu_x": ratio("steady_cpu_pct_median"),
-                    "startup_cpu_x": ratio("startup_cpu_pct"), "rss_x": ratio("rss_mib")})
+        out.append(
+            {
+                "n": r["n"],
+                "frames": r["frames"],
+                "steady_cpu_x": ratio("steady_cpu_pct_median"),
+                "startup_cpu_x": ratio("startup_cpu_pct"),
+                "rss_x": ratio("rss_mib"),
+            }
+        )
     return out
 
 
 def print_table(results: list[dict]) -> None:
-    print("client   frames   N  start-up %  steady % (min-max)     RSS MiB  online   reconn  procs/inst/min"
-          "  key p95 ms  load")
+    print(
+        "client   frames   N  start-up %  steady % (min-max)     RSS MiB  online   reconn  procs/inst/min"
+        "  key p95 ms  load"
+    )
     for r in results:
         key = r.get("key_ms_p95", "-")
-        print(f"{r['client']:<8} {r['frames']:<6} {r['n']:>3}  {r['startup_cpu_pct']:>9.2f}  "
-              f"{r['steady_cpu_pct_median']:>6.2f} ({r['steady_cpu_pct_min']:.2f}-{r['steady_cpu_pct_max']:.2f})  "
-              f"{r['rss_mib']:>9.1f}  {r['online_min_steady']}/{r['n']:<4} {r['reconnects']:>6}  "
-              f"{r['new_procs_per_inst_min']:>6.2f} / {r['new_procs_per_inst_min_machine']:.1f}  {key!s:>10}  "
-              f"{r['loadavg_start']}-{r['loadavg_end']}")
+        print(
+            f"{r['client']:<8} {r['frames']:<6} {r['n']:>3}  {r['startup_cpu_pct']:>9.2f}  "
+            f"{r['steady_cpu_pct_median']:>6.2f} ({r['steady_cpu_pct_min']:.2f}-{r['steady_cpu_pct_max']:.2f})  "
+            f"{r['rss_mib']:>9.1f}  {r['online_min_steady']}/{r['n']:<4} {r['reconnects']:>6}  "
+            f"{r['new_procs_per_inst_min']:>6.2f} / {r['new_procs_per_inst_min_machine']:.1f}  {key!s:>10}  "
+            f"{r['loadavg_start']}-{r['loadavg_end']}"
+        )
     for x in ratios(results):
-        print(f"gpu-tui / floor at N={x['n']} ({x['frames']}): steady CPU x{x['steady_cpu_x']}, "
-              f"start-up CPU x{x['startup_cpu_x']}, RSS x{x['rss_x']}")
+        print(
+            f"gpu-tui / floor at N={x['n']} ({x['frames']}): steady CPU x{x['steady_cpu_x']}, "
+            f"start-up CPU x{x['startup_cpu_x']}, RSS x{x['rss_x']}"
+        )
 
 
 def main() -> int:

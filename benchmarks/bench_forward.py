@@ -166,8 +166,21 @@ class Bench:
             out = self.root / "forward.out"
             with open(out, "wb") as f:
                 proc = subprocess.Popen(
-                    [sys.executable, "-m", "gpu_tui", "--config", str(self.config), "forward", "bench",
-                     f"{src}:0", f"{echo}:0"], stdout=f, stderr=subprocess.DEVNULL, env=self.env)
+                    [
+                        sys.executable,
+                        "-m",
+                        "gpu_tui",
+                        "--config",
+                        str(self.config),
+                        "forward",
+                        "bench",
+                        f"{src}:0",
+                        f"{echo}:0",
+                    ],
+                    stdout=f,
+                    stderr=subprocess.DEVNULL,
+                    env=self.env,
+                )
             end = time.monotonic() + 30
             while len(out.read_text().splitlines()) < 2:
                 if proc.poll() is not None or time.monotonic() > end:
@@ -176,9 +189,17 @@ class Bench:
             ports = [int(line.split()[0].rsplit(":", 1)[1]) for line in out.read_text().splitlines()[:2]]
             return proc, ports[0], ports[1]
         lsrc, lecho = sshd_lib.free_port(), sshd_lib.free_port()
-        argv = [*self.inst.ssh_argv(), "-N", "-o", "ExitOnForwardFailure=yes",
-                "-L", f"127.0.0.1:{lsrc}:localhost:{src}", "-L", f"127.0.0.1:{lecho}:localhost:{echo}",
-                self.inst.host]
+        argv = [
+            *self.inst.ssh_argv(),
+            "-N",
+            "-o",
+            "ExitOnForwardFailure=yes",
+            "-L",
+            f"127.0.0.1:{lsrc}:localhost:{src}",
+            "-L",
+            f"127.0.0.1:{lecho}:localhost:{echo}",
+            self.inst.host,
+        ]
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=self.env)
         wait_port(lsrc, proc)
         wait_port(lecho, proc)
@@ -230,8 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-forward-") as tmp:
         bench = Bench(Path(tmp))
         try:
-            rows = [bench.measure(w, source.server_address[1], echo.server_address[1], args)
-                    for w in args.ways.split(",")]
+            rows = [
+                bench.measure(w, source.server_address[1], echo.server_address[1], args) for w in args.ways.split(",")
+            ]
         finally:
             bench.cleanup()
     base = next((r["rtt_median_us"] for r in rows if r["way"] == "direct"), None)
@@ -244,8 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         cpu = "-" if r["cpu_s_per_gib"] is None else f"{r['cpu_s_per_gib']:.2f}"
         added = "-" if r["rtt_added_us"] is None else str(r["rtt_added_us"])
-        print(f"{r['way']:8} {r['mb_per_s']:8.1f} {r['rtt_median_us']:7d}us {added:>5}us "
-              f"{r['rtt_p99_us']:7d}us {r['connect_median_ms']:7.2f}ms {cpu:>9}")
+        print(
+            f"{r['way']:8} {r['mb_per_s']:8.1f} {r['rtt_median_us']:7d}us {added:>5}us "
+            f"{r['rtt_p99_us']:7d}us {r['connect_median_ms']:7.2f}ms {cpu:>9}"
+        )
     return 0
 
 

@@ -45,7 +45,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 YOLO_LOG = REPO / "tests" / "data" / "logs" / "real" / "ultralytics" / "yolo26-da-stops-epoch1.log"
 
-GENERATOR = r'''
+GENERATOR = r"""
 import os, sys, time
 seconds, rate, every, go = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 line_kb, real = (float(sys.argv[5]), sys.argv[6]) if len(sys.argv) > 6 else (0.0, "")
@@ -92,7 +92,7 @@ while n < total:
     if behind > 0:
         time.sleep(behind)
 out.write("\ndone\n")
-'''
+"""
 
 
 class Tmux:
@@ -143,8 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate", type=int, default=10_000, help="updates per second")
     ap.add_argument("--lines-every", type=int, default=100, help="every Nth update is a finished line")
     ap.add_argument("--key-every", type=float, default=1.0, help="seconds between key samples")
-    ap.add_argument("--cr-line-kb", type=float, default=0.0,
-                    help="replay a real YOLO log's \\r redraws, a newline every this many KB (0: tqdm-style firehose)")
+    ap.add_argument(
+        "--cr-line-kb",
+        type=float,
+        default=0.0,
+        help="replay a real YOLO log's \\r redraws, a newline every this many KB (0: tqdm-style firehose)",
+    )
     args = ap.parse_args(argv)
     if not shutil.which("tmux"):
         print("needs tmux", file=sys.stderr)
@@ -153,11 +157,19 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="gpu-tui-bench-joblog-"))
     home = work / "home"
     home.mkdir()
-    env = dict(os.environ, HOME=str(home), XDG_CONFIG_HOME=str(work / "cfg"), XDG_DATA_HOME=str(work / "data"),
-               XDG_STATE_HOME=str(work / "state"), PATH=f"{REPO / 'tests' / 'fakes'}:{os.environ['PATH']}",
-               TERM="tmux-256color", COLORTERM="truecolor", PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
-               # a scroll's smooth animation would be timed, not the key's first repaint
-               TEXTUAL_ANIMATIONS="none")
+    env = dict(
+        os.environ,
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(work / "cfg"),
+        XDG_DATA_HOME=str(work / "data"),
+        XDG_STATE_HOME=str(work / "state"),
+        PATH=f"{REPO / 'tests' / 'fakes'}:{os.environ['PATH']}",
+        TERM="tmux-256color",
+        COLORTERM="truecolor",
+        PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+        # a scroll's smooth animation would be timed, not the key's first repaint
+        TEXTUAL_ANIMATIONS="none",
+    )
     os.environ.update(HOME=str(home))  # the job's state dir (~/.gpu-tui) is the dashboard's
     tmux = Tmux(work)
     try:
@@ -165,18 +177,30 @@ def main(argv: list[str] | None = None) -> int:
         gpu_tui = str(Path(sys.executable).with_name("gpu-tui"))
         wrapper = work / "run.sh"
         exported = (
-            "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "PATH", "COLORTERM", "PYTHON_KEYRING_BACKEND",
+            "HOME",
+            "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME",
+            "XDG_STATE_HOME",
+            "PATH",
+            "COLORTERM",
+            "PYTHON_KEYRING_BACKEND",
             "TEXTUAL_ANIMATIONS",
         )
-        wrapper.write_text("#!/bin/sh\n" + "".join(f"export {k}='{v}'\n" for k, v in env.items() if k in exported)
-                           + f"exec {gpu_tui} local\n")
+        wrapper.write_text(
+            "#!/bin/sh\n"
+            + "".join(f"export {k}='{v}'\n" for k, v in env.items() if k in exported)
+            + f"exec {gpu_tui} local\n"
+        )
         wrapper.chmod(0o755)
         tmux("new-session", "-d", "-s", "bench", "-x", "100", "-y", "30", str(wrapper))
         pid = int(tmux("display-message", "-p", "-t", "bench", "#{pane_pid}").strip())
         wait(lambda: "▶" in tmux.screen(), 30, "the job on the dashboard")
         tmux("send-keys", "-t", "bench", "l")
-        wait(lambda: "firehose" in tmux.screen() and re.search(r"[\d,]+ lines?, ", tmux.screen()) is not None,
-             15, "the log screen")
+        wait(
+            lambda: "firehose" in tmux.screen() and re.search(r"[\d,]+ lines?, ", tmux.screen()) is not None,
+            15,
+            "the log screen",
+        )
         (home / "go").touch()
         c0, t0 = proc_cpu_ticks(pid, children=False), time.monotonic()
         lat: list[float] = []
@@ -235,20 +259,31 @@ def main(argv: list[str] | None = None) -> int:
         got = shown_lines()
         lat.sort()
         p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))]
-        what = (f"{args.rate:,} real YOLO redraws/s on {args.cr_line_kb:g} KB \\r lines" if args.cr_line_kb
-                else f"{args.rate:,} updates/s ({args.rate // args.lines_every:,} finished lines/s)")
-        print(f"job log screen, {what} for {args.seconds:g} s; {os.cpu_count()} CPUs, "
-              f"Python {sys.version.split()[0]}, host {socket.gethostname()}, load {os.getloadavg()[0]:.1f}")
-        print(f"  dashboard CPU {100 * (c1 - c0) / CLK_TCK / (t1 - t0):.1f} % of one core; "
-              f"RSS {rss:.1f} MiB (peak {peak:.1f})")
-        print(f"  key to repaint (home/end in the log, {len(lat)} presses): "
-              f"p50 {statistics.median(lat):.1f} ms, p95 {p95:.1f} ms, "
-              f"max {lat[-1]:.1f} ms   (target p95 < 100 ms)"
-              + (f"; {undone} key(s) undone by the log's follow and pressed again" if undone else "")
-              + (f"; measured until the log passed its {MAX_LOG_LINES:,}-line cap" if capped else ""))
-        print(f"  lines: {expected:,} in the file ({size / 1048576:.1f} MiB), "
-              f"{got if got is not None else '?':,} read by the log screen: "
-              + ("none lost" if got == expected else f"{'?' if got is None else expected - got} missing"))
+        what = (
+            f"{args.rate:,} real YOLO redraws/s on {args.cr_line_kb:g} KB \\r lines"
+            if args.cr_line_kb
+            else f"{args.rate:,} updates/s ({args.rate // args.lines_every:,} finished lines/s)"
+        )
+        print(
+            f"job log screen, {what} for {args.seconds:g} s; {os.cpu_count()} CPUs, "
+            f"Python {sys.version.split()[0]}, host {socket.gethostname()}, load {os.getloadavg()[0]:.1f}"
+        )
+        print(
+            f"  dashboard CPU {100 * (c1 - c0) / CLK_TCK / (t1 - t0):.1f} % of one core; "
+            f"RSS {rss:.1f} MiB (peak {peak:.1f})"
+        )
+        print(
+            f"  key to repaint (home/end in the log, {len(lat)} presses): "
+            f"p50 {statistics.median(lat):.1f} ms, p95 {p95:.1f} ms, "
+            f"max {lat[-1]:.1f} ms   (target p95 < 100 ms)"
+            + (f"; {undone} key(s) undone by the log's follow and pressed again" if undone else "")
+            + (f"; measured until the log passed its {MAX_LOG_LINES:,}-line cap" if capped else "")
+        )
+        print(
+            f"  lines: {expected:,} in the file ({size / 1048576:.1f} MiB), "
+            f"{got if got is not None else '?':,} read by the log screen: "
+            + ("none lost" if got == expected else f"{'?' if got is None else expected - got} missing")
+        )
         return 0
     finally:
         tmux("kill-server", check=False)

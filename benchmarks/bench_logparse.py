@@ -89,9 +89,11 @@ def main() -> None:
         path = Path(tmp) / "log"
         size, files = build(path, args.mb, args.encoding)
         mb = size / 1024 / 1024
-        print(f"{mb:.0f} MB: the {files} real corpus logs repeated, {args.encoding}, {args.chunk}-byte chunks;"
-              f" {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, host {socket.gethostname()},"
-              f" load {os.getloadavg()[0]:.1f}")
+        print(
+            f"{mb:.0f} MB: the {files} real corpus logs repeated, {args.encoding}, {args.chunk}-byte chunks;"
+            f" {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, host {socket.gethostname()},"
+            f" load {os.getloadavg()[0]:.1f}"
+        )
         if args.profile:
             prof = cProfile.Profile()
             prof.enable()
@@ -106,12 +108,16 @@ def main() -> None:
         stream_s = timed(path, args.chunk, alone.feed, alone.close)
         stream, summary, seconds = parse(path, args.chunk)
     lines = stream.lines_seen + stream.states_replaced
-    print(f"  {stream.lines_seen:,} display lines + {stream.states_replaced:,} bar states in {seconds:.1f} s:"
-          f" {stream.lines_seen / seconds:,.0f} display lines/s ({lines / seconds:,.0f} with bar states),"
-          f" {mb / seconds:.2f} MB/s")
-    print(f"  alone: LogStream (bytes -> display lines, decoding included) {stream_s:.1f} s"
-          f" ({mb / stream_s:.1f} MB/s); decoding bytes to text {decode_s:.2f} s ({mb / decode_s:.0f} MB/s);"
-          f" so LogSummary (recognisers) {seconds - stream_s:.1f} s")
+    print(
+        f"  {stream.lines_seen:,} display lines + {stream.states_replaced:,} bar states in {seconds:.1f} s:"
+        f" {stream.lines_seen / seconds:,.0f} display lines/s ({lines / seconds:,.0f} with bar states),"
+        f" {mb / seconds:.2f} MB/s"
+    )
+    print(
+        f"  alone: LogStream (bytes -> display lines, decoding included) {stream_s:.1f} s"
+        f" ({mb / stream_s:.1f} MB/s); decoding bytes to text {decode_s:.2f} s ({mb / decode_s:.0f} MB/s);"
+        f" so LogSummary (recognisers) {seconds - stream_s:.1f} s"
+    )
     print(f"  at the end: progress {summary.progress}, last_loss {summary.last_loss}, failure {summary.failure}")
 
 

@@ -505,11 +505,18 @@ async def run_stream(
             if len(inside) > 1:
                 periods.append((inside[-1] - inside[0]) / (len(inside) - 1))
         out["mean_frame_period_s"] = round(sum(periods) / len(periods), 4) if periods else None
-        out.update(way="stream", ready=ready, **setup, offline_events=offline - off0,
-                   bad_frames=bad_frames - bad0, gpu_errors=gpu_errors - err0,
-                   min_host_delivered=min(c1[k] - c0[k] for k in c1),
-                   max_host_delivered=max(c1[k] - c0[k] for k in c1),
-                   stats_blocks=side["stats"] - side0["stats"], process_lists=side["procs"] - side0["procs"])
+        out.update(
+            way="stream",
+            ready=ready,
+            **setup,
+            offline_events=offline - off0,
+            bad_frames=bad_frames - bad0,
+            gpu_errors=gpu_errors - err0,
+            min_host_delivered=min(c1[k] - c0[k] for k in c1),
+            max_host_delivered=max(c1[k] - c0[k] for k in c1),
+            stats_blocks=side["stats"] - side0["stats"],
+            process_lists=side["procs"] - side0["procs"],
+        )
         return out
     finally:
         for t in tasks:
@@ -605,10 +612,17 @@ async def run_naive(
             per_host.append(got)
         out = win.figures(n, delivered, expected)
         lat.sort()
-        out.update(way="naive", ready=ready and all(oks), **setup, late=late, failed=failed,
-                   min_host_delivered=min(per_host), max_host_delivered=max(per_host),
-                   exec_latency_ms_p50=round(1000 * lat[len(lat) // 2], 1) if lat else None,
-                   exec_latency_ms_p95=round(1000 * lat[int(len(lat) * 0.95)], 1) if lat else None)
+        out.update(
+            way="naive",
+            ready=ready and all(oks),
+            **setup,
+            late=late,
+            failed=failed,
+            min_host_delivered=min(per_host),
+            max_host_delivered=max(per_host),
+            exec_latency_ms_p50=round(1000 * lat[len(lat) // 2], 1) if lat else None,
+            exec_latency_ms_p95=round(1000 * lat[int(len(lat) * 0.95)], 1) if lat else None,
+        )
         return out
     finally:
         for t in tasks + conns:
@@ -668,12 +682,13 @@ def report(results: list[dict[str, Any]]) -> list[str]:
             f"; mean frame period {r['mean_frame_period_s']} s, offline events {r['offline_events']}, "
             f"bad frames {r['bad_frames']}, "
             f"host-stats blocks {r['stats_blocks']}, process lists {r['process_lists']}"
-            if r["way"] == "stream" else ""
+            if r["way"] == "stream"
+            else ""
         )
-        extra += (
-            f"; instance CPU by {r['instance_cpu_method']}"
-            + (f" (/proc tree: {r['instance_cpu_s_per_host_hour_proc_tree']} s/host-h)"
-               if r["instance_cpu_method"] != "/proc tree" else "")
+        extra += f"; instance CPU by {r['instance_cpu_method']}" + (
+            f" (/proc tree: {r['instance_cpu_s_per_host_hour_proc_tree']} s/host-h)"
+            if r["instance_cpu_method"] != "/proc tree"
+            else ""
         )
         lines.append(
             f"  {r['way']} N={r['n']}: all {r['hosts_ready']}/{r['n']} hosts sampling after {r['ready_s']} s "
@@ -750,14 +765,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="16,64", help="comma-separated N values for the stream way (default 16,64)")
     ap.add_argument("--naive-n", type=int, default=16, help="N for the naive way (0: skip; default 16)")
     ap.add_argument("--capture", default=None, help="capture to render the frame from (default: H100)")
-    ap.add_argument("--frames", choices=FRAMES, default="static",
-                    help="static: the cheap sh fake, one frame (default, as the figures below); "
-                         "live: tests/livefake.py, every frame moves")
+    ap.add_argument(
+        "--frames",
+        choices=FRAMES,
+        default="static",
+        help="static: the cheap sh fake, one frame (default, as the figures below); "
+        "live: tests/livefake.py, every frame moves",
+    )
     ap.add_argument("--seed", type=int, default=1, help="the live fake's random walk")
     ap.add_argument("--gpus", type=int, default=8, help="GPUs per simulated instance (default 8)")
     ap.add_argument("--warmup-timeout", type=float, default=90.0, help="max seconds for all hosts to start sampling")
-    ap.add_argument("--no-cgroup", action="store_true",
-                    help="measure the instance side from /proc only (default: a cgroup when root can make one)")
+    ap.add_argument(
+        "--no-cgroup",
+        action="store_true",
+        help="measure the instance side from /proc only (default: a cgroup when root can make one)",
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = ap.parse_args(argv)
     if args.seconds is None:
@@ -791,8 +813,15 @@ def main(argv: list[str] | None = None) -> int:
         doc = {
             "benchmark": "bench_metrics",
             "machine": info,
-            "settings": {"hz": HZ, "gpus": args.gpus, "window_s": args.seconds, "sizes": args.sizes,
-                         "naive_n": args.naive_n, "stagger_s": STAGGER, "fake": "cheap sh, frame baked in"},
+            "settings": {
+                "hz": HZ,
+                "gpus": args.gpus,
+                "window_s": args.seconds,
+                "sizes": args.sizes,
+                "naive_n": args.naive_n,
+                "stagger_s": STAGGER,
+                "fake": "cheap sh, frame baked in",
+            },
             "results": results,
             "ratios_naive_over_stream": getattr(report, "ratios", []),
         }

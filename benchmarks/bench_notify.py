@@ -50,8 +50,25 @@ from gpu_tui.services import autostop as autostopsvc  # noqa: E402
 from gpu_tui.services.jobs import runner as jobsvc  # noqa: E402
 from gpu_tui.services.notify import instance as nr  # noqa: E402
 
-SH_TOOLS = ("sh", "cat", "sed", "awk", "tr", "od", "grep", "mktemp", "date", "rm", "mkdir", "wc", "head", "tail",
-            "sleep", "mv", "curl")
+SH_TOOLS = (
+    "sh",
+    "cat",
+    "sed",
+    "awk",
+    "tr",
+    "od",
+    "grep",
+    "mktemp",
+    "date",
+    "rm",
+    "mkdir",
+    "wc",
+    "head",
+    "tail",
+    "sleep",
+    "mv",
+    "curl",
+)
 
 
 def wait(pred, timeout: float = 60.0, step: float = 0.005):  # noqa: ANN001, ANN201
@@ -102,8 +119,9 @@ def cpu_per_send(state: Path, path: str | None, runs: int, job: Path | None = No
         if job:
             (job / "notified").unlink(missing_ok=True)
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(["sh", str(state / "bin" / "notify-v1.sh"), str(state), *args], env=env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["sh", str(state / "bin" / "notify-v1.sh"), str(state), *args], env=env, check=True, capture_output=True
+        )
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         out.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
     return out
@@ -111,8 +129,10 @@ def cpu_per_send(state: Path, path: str | None, runs: int, job: Path | None = No
 
 def show(label: str, values: list[float], unit: str = "ms") -> None:
     k = 1000.0
-    print(f"{label:<34} median {statistics.median(values) * k:7.1f} {unit}   "
-          f"min {min(values) * k:7.1f}   max {max(values) * k:7.1f}   (n={len(values)})")
+    print(
+        f"{label:<34} median {statistics.median(values) * k:7.1f} {unit}   "
+        f"min {min(values) * k:7.1f}   max {max(values) * k:7.1f}   (n={len(values)})"
+    )
 
 
 def main() -> int:

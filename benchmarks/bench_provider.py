@@ -44,12 +44,19 @@ def one_start(session: sshd_lib.SshdSession, run: int, boot_polls: int) -> tuple
         with tempfile.TemporaryDirectory() as tmp_dir:
             tmp = Path(tmp_dir)
             cfg = tmp / "config.toml"
-            cfg.write_text(f'[[instances]]\nname = "pod"\nhost = "pending.invalid"\nprovider = "runpod"\n'
-                           f'provider_id = "pod"\nidentity_file = "{box.client_key_path}"\n')
+            cfg.write_text(
+                f'[[instances]]\nname = "pod"\nhost = "pending.invalid"\nprovider = "runpod"\n'
+                f'provider_id = "pod"\nidentity_file = "{box.client_key_path}"\n'
+            )
             env = {**cli_env(tmp), **provider_env(srv)}
             t0 = time.monotonic()
-            res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(cfg), "start", "pod"],
-                                 capture_output=True, text=True, env=env, timeout=300)
+            res = subprocess.run(
+                [sys.executable, "-m", "gpu_tui", "--config", str(cfg), "start", "pod"],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+            )
             took = time.monotonic() - t0
             return took, (res.stdout + res.stderr).strip().splitlines()[-1]
     finally:
@@ -68,8 +75,10 @@ async def dashboard_calls(seconds: float) -> tuple[int, dict[str, int]]:
         srv.add("1", state="running", ssh=("127.0.0.1", 1))
         for key, value in provider_env(srv).items():
             os.environ[key] = value
-    text = "".join(f'[[instances]]\nname = "{p}-1"\nhost = "127.0.0.1"\nport = 1\nprovider = "{p}"\n'
-                   f'provider_id = "1"\n\n' for p in servers)
+    text = "".join(
+        f'[[instances]]\nname = "{p}-1"\nhost = "127.0.0.1"\nport = 1\nprovider = "{p}"\nprovider_id = "1"\n\n'
+        for p in servers
+    )
     settings = parse_settings(text)
     with tempfile.TemporaryDirectory() as tmp_dir:
         tmp = Path(tmp_dir)
@@ -95,13 +104,17 @@ def main() -> None:
         for polls in (0, 2):
             results = [one_start(session, r, polls) for r in range(args.runs)]
             times = [t for t, _ in results]
-            print(f"start -> SSH answers, pod ready after {polls} reads: median {statistics.median(times):.2f} s "
-                  f"(min {min(times):.2f}, max {max(times):.2f}); last line: {results[-1][1]}")
+            print(
+                f"start -> SSH answers, pod ready after {polls} reads: median {statistics.median(times):.2f} s "
+                f"(min {min(times):.2f}, max {max(times):.2f}); last line: {results[-1][1]}"
+            )
     finally:
         session.cleanup()
     total, per = asyncio.run(dashboard_calls(args.minutes * 60))
-    print(f"dashboard open {args.minutes:g} min, RunPod + Vast.ai tokens: {total} API calls "
-          f"({total / args.minutes:.1f}/min; {per})")
+    print(
+        f"dashboard open {args.minutes:g} min, RunPod + Vast.ai tokens: {total} API calls "
+        f"({total / args.minutes:.1f}/min; {per})"
+    )
 
 
 if __name__ == "__main__":

@@ -115,16 +115,18 @@ async def windows(
         s1, k1, c1, t1 = counter.samples, counter.chunks, time.process_time(), time.monotonic()
         o1 = os.times()
         samples = s1 - s0
-        out.append({
-            "us_per_sample": 1e6 * (c1 - c0) / samples if samples else float("nan"),
-            "us_user": 1e6 * (o1.user - o0.user) / samples if samples else float("nan"),
-            "us_sys": 1e6 * (o1.system - o0.system) / samples if samples else float("nan"),
-            "samples": samples,
-            "expected": round(counter.n * (t1 - t0)),
-            "chunks_per_sample": (k1 - k0) / samples if samples and k1 > k0 else 0.0,
-            "cpu_pct": 100 * (c1 - c0) / (t1 - t0),
-            "loadavg": la,
-        })
+        out.append(
+            {
+                "us_per_sample": 1e6 * (c1 - c0) / samples if samples else float("nan"),
+                "us_user": 1e6 * (o1.user - o0.user) / samples if samples else float("nan"),
+                "us_sys": 1e6 * (o1.system - o0.system) / samples if samples else float("nan"),
+                "samples": samples,
+                "expected": round(counter.n * (t1 - t0)),
+                "chunks_per_sample": (k1 - k0) / samples if samples and k1 > k0 else 0.0,
+                "cpu_pct": 100 * (c1 - c0) / (t1 - t0),
+                "loadavg": la,
+            }
+        )
     return out
 
 
@@ -356,10 +358,22 @@ async def amain(args: argparse.Namespace) -> list[dict[str, Any]]:
             frame = recorded_frame(bench)
             parsed = await run_parse(frame, args)
             for name, us in parsed.items():
-                results.append(row(f"parse {name}", "-", [
-                    {"us_per_sample": u, "samples": args.parse_frames, "expected": args.parse_frames,
-                     "cpu_pct": 100.0, "loadavg": loadavg()} for u in us
-                ]))
+                results.append(
+                    row(
+                        f"parse {name}",
+                        "-",
+                        [
+                            {
+                                "us_per_sample": u,
+                                "samples": args.parse_frames,
+                                "expected": args.parse_frames,
+                                "cpu_pct": 100.0,
+                                "loadavg": loadavg(),
+                            }
+                            for u in us
+                        ],
+                    )
+                )
         for n in (int(x) for x in args.sizes.split(",")):
             if "bare" in modes:
                 results.append(row("bare asyncssh", n, await run_bare(bench, n, args)))
@@ -383,8 +397,12 @@ def main() -> int:
     ap.add_argument("--parse-frames", type=int, default=20000, help="frames per parse window")
     ap.add_argument("--with-watch", action="store_true", help="fleet: keep the watch loop running too")
     ap.add_argument("--profile", metavar="PATH", help="cProfile the fleet windows; stats to PATH (inflates CPU)")
-    ap.add_argument("--ciphers", metavar="ALGS", help="asyncssh encryption_algs for every connection (e.g. "
-                    "aes128-gcm@openssh.com); default: asyncssh's order, chacha20-poly1305 first")
+    ap.add_argument(
+        "--ciphers",
+        metavar="ALGS",
+        help="asyncssh encryption_algs for every connection (e.g. "
+        "aes128-gcm@openssh.com); default: asyncssh's order, chacha20-poly1305 first",
+    )
     ap.add_argument("--code", metavar="DIR", help="measure the gpu_tui package in DIR (another checkout)")
     ap.add_argument("--json", metavar="PATH")
     args = ap.parse_args()

@@ -44,11 +44,21 @@ def one_run(session: sshd_lib.SshdSession, n: int, run: int, delay: float) -> fl
         data = tmp / "data" / "gpu-tui"
         data.mkdir(parents=True)
         (data / "known_hosts").write_text("".join(f"{i.host_public_key_line}\n" for i in fleet))
-        env = {"PATH": os.environ["PATH"], "HOME": str(tmp), "XDG_DATA_HOME": str(tmp / "data"),
-               "XDG_STATE_HOME": str(tmp / "state"), "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(tmp),
+            "XDG_DATA_HOME": str(tmp / "data"),
+            "XDG_STATE_HOME": str(tmp / "state"),
+            "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring",
+        }
         started = time.perf_counter()
-        res = subprocess.run([sys.executable, "-m", "gpu_tui", "--config", str(cfg), "shutdown", "--all", "--yes"],
-                             capture_output=True, text=True, env=env, timeout=120)
+        res = subprocess.run(
+            [sys.executable, "-m", "gpu_tui", "--config", str(cfg), "shutdown", "--all", "--yes"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
         took = time.perf_counter() - started
     stopped = res.stdout.count("stopped (verified")
     print(f"run {run}: {took:.2f} s wall, {stopped}/{n} verified stopped, exit {res.returncode}")
@@ -71,8 +81,10 @@ def main() -> None:
     finally:
         session.cleanup()
         sshd_lib.kill_all_started()
-    print(f"shutdown --all over {args.n} instances: median {statistics.median(times):.2f} s "
-          f"(min {min(times):.2f}, max {max(times):.2f}; fake shutdown delay {args.delay:g} s)")
+    print(
+        f"shutdown --all over {args.n} instances: median {statistics.median(times):.2f} s "
+        f"(min {min(times):.2f}, max {max(times):.2f}; fake shutdown delay {args.delay:g} s)"
+    )
 
 
 if __name__ == "__main__":

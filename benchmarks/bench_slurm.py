@@ -90,8 +90,9 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
             name = f"bench-s{i}"
             _names.append(f"gpu-tui-{name}")
             t0 = time.perf_counter()
-            req = await jobsvc.start_job(host, cfg, JobRequest(id=new_job_id(), command="sleep 1", name=name),
-                                         slurm.SlurmOptions(gpus=1))
+            req = await jobsvc.start_job(
+                host, cfg, JobRequest(id=new_job_id(), command="sleep 1", name=name), slurm.SlurmOptions(gpus=1)
+            )
             submit.append(time.perf_counter() - t0)
             seen_at = run_at = None
             while run_at is None:
@@ -111,14 +112,19 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
 
         # -- a queue of N
         _names.append("gpu-tui-bench-holder")
-        await jobsvc.start_job(host, cfg, JobRequest(id=new_job_id(), command="sleep 3600", name="bench-holder"),
-                               slurm.SlurmOptions(gpus=2))
+        await jobsvc.start_job(
+            host,
+            cfg,
+            JobRequest(id=new_job_id(), command="sleep 3600", name="bench-holder"),
+            slurm.SlurmOptions(gpus=2),
+        )
         t0 = time.perf_counter()
         for i in range(args.queued):
             name = f"bench-q{i}"
             _names.append(f"gpu-tui-{name}")
-            await jobsvc.start_job(host, cfg, JobRequest(id=new_job_id(), command="true", name=name),
-                                   slurm.SlurmOptions(gpus=1))
+            await jobsvc.start_job(
+                host, cfg, JobRequest(id=new_job_id(), command="true", name=name), slurm.SlurmOptions(gpus=1)
+            )
         out["queued"] = args.queued
         out["submit_rate_per_s"] = args.queued / (time.perf_counter() - t0)
         await asyncio.sleep(2)  # let the scheduler give every job its reason

@@ -88,9 +88,17 @@ class Bench:
             target = self.inst.home() / dest
             target.mkdir(exist_ok=True)
             argv = [
-                "rsync", "-rlptz", "--protect-args", "--no-inc-recursive", f"--partial-dir={PARTIAL_DIR}",
-                f"--timeout={TIMEOUT}", "--stats", "-e", " ".join(self.inst.ssh_argv()),
-                f"{src}/", f"{self.inst.host}:{target}/",
+                "rsync",
+                "-rlptz",
+                "--protect-args",
+                "--no-inc-recursive",
+                f"--partial-dir={PARTIAL_DIR}",
+                f"--timeout={TIMEOUT}",
+                "--stats",
+                "-e",
+                " ".join(self.inst.ssh_argv()),
+                f"{src}/",
+                f"{self.inst.host}:{target}/",
             ]
             res = subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=3600)
             if res.returncode:
@@ -99,8 +107,19 @@ class Bench:
             sent = int(stats["Total bytes sent"].replace(",", "").strip())
             files = int(stats["Number of regular files transferred"].replace(",", "").strip())
         else:
-            argv = [sys.executable, "-m", "gpu_tui", "--config", str(self.config), "sync", "bench", "push",
-                    str(src), dest, "--json"] + (["--sftp"] if method == "sftp" else [])
+            argv = [
+                sys.executable,
+                "-m",
+                "gpu_tui",
+                "--config",
+                str(self.config),
+                "sync",
+                "bench",
+                "push",
+                str(src),
+                dest,
+                "--json",
+            ] + (["--sftp"] if method == "sftp" else [])
             res = subprocess.run(argv, capture_output=True, text=True, env=self.env, timeout=3600)
             if res.returncode:
                 raise RuntimeError(res.stderr)
@@ -136,8 +155,11 @@ def main(argv: list[str] | None = None) -> int:
     if "openssh" in methods and not shutil.which("ssh"):
         methods.remove("openssh")
     rsync_v = subprocess.run(["rsync", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    print(f"# bench_sync {time.strftime('%Y-%m-%d %H:%M')}  {os.cpu_count()} CPUs, Linux {platform.release()}, "
-          f"Python {platform.python_version()}, {rsync_v.strip()}", flush=True)
+    print(
+        f"# bench_sync {time.strftime('%Y-%m-%d %H:%M')}  {os.cpu_count()} CPUs, Linux {platform.release()}, "
+        f"Python {platform.python_version()}, {rsync_v.strip()}",
+        flush=True,
+    )
     root = Path(tempfile.mkdtemp(prefix="gpu-tui-bench-sync-"))
     bench: Bench | None = None
     rows: list[dict[str, Any]] = []
@@ -146,8 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         src = root / "src"
         t0 = time.perf_counter()
         paths = make_tree(src, args.files, args.mb)
-        print(f"# tree: {args.files} files, {args.mb} MiB of random data (made in {time.perf_counter() - t0:.1f} s)",
-              flush=True)
+        print(
+            f"# tree: {args.files} files, {args.mb} MiB of random data (made in {time.perf_counter() - t0:.1f} s)",
+            flush=True,
+        )
         changed = paths[len(paths) // 2]
         for method in methods:
             dest = f"dest-{method}"
@@ -156,8 +180,11 @@ def main(argv: list[str] | None = None) -> int:
                     changed.write_bytes(os.urandom(changed.stat().st_size))
                 row = {"method": method, "step": step, **bench.push(method, src, dest)}
                 rows.append(row)
-                print(f"{method:8} {step:12} {row['files_sent']:4d} files  {row['bytes_sent'] / MiB:9.2f} MiB sent  "
-                      f"{row['wall_s']:7.2f} s wall  {row['local_cpu_s']:6.2f} s local CPU", flush=True)
+                print(
+                    f"{method:8} {step:12} {row['files_sent']:4d} files  {row['bytes_sent'] / MiB:9.2f} MiB sent  "
+                    f"{row['wall_s']:7.2f} s wall  {row['local_cpu_s']:6.2f} s local CPU",
+                    flush=True,
+                )
             shutil.rmtree(bench.inst.home() / dest, ignore_errors=True)
     except KeyboardInterrupt:
         print("# interrupted", file=sys.stderr)
@@ -168,8 +195,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(root, ignore_errors=True)
     print(f"# changed file: {args.mb * MiB // args.files / MiB:.2f} MiB of {args.mb} MiB")
     if args.json:
-        Path(args.json).write_text(json.dumps({"benchmark": "bench_sync", "mb": args.mb, "files": args.files,
-                                               "rows": rows}, indent=2) + "\n")
+        Path(args.json).write_text(
+            json.dumps({"benchmark": "bench_sync", "mb": args.mb, "files": args.files, "rows": rows}, indent=2) + "\n"
+        )
     return 0
 
 

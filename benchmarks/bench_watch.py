@@ -227,8 +227,12 @@ def main() -> int:
     ap.add_argument("--sizes", default="8,32,64")
     ap.add_argument("--seconds", type=float, default=30.0, help="steady-state window (and idle baseline) per size")
     ap.add_argument("--quick", action="store_true", help="15 s windows")
-    ap.add_argument("--frames", choices=bm.FRAMES, default="live",
-                    help="live: every frame moves (tests/livefake.py, the default); static: one frame repeated")
+    ap.add_argument(
+        "--frames",
+        choices=bm.FRAMES,
+        default="live",
+        help="live: every frame moves (tests/livefake.py, the default); static: one frame repeated",
+    )
     ap.add_argument("--seed", type=int, default=1, help="the live fake's random walk (same seed, same walk)")
     ap.add_argument("--json", metavar="PATH")
     args = ap.parse_args()

@@ -34,11 +34,14 @@ from textual.widgets import Sparkline, Static  # noqa: E402
 
 from gpu_tui.core.metrics.nvsmi import QUERY_FIELDS  # noqa: E402
 
-COMMAND = (f"nvidia-smi --query-gpu={','.join(QUERY_FIELDS)} --format=csv,noheader,nounits -lms 1000")
+COMMAND = f"nvidia-smi --query-gpu={','.join(QUERY_FIELDS)} --format=csv,noheader,nounits -lms 1000"
 GPUS = 8
 HISTORY = 60
-_UTIL, _MEM, _POWER = QUERY_FIELDS.index("utilization.gpu"), QUERY_FIELDS.index("memory.used"), \
-    QUERY_FIELDS.index("power.draw")
+_UTIL, _MEM, _POWER = (
+    QUERY_FIELDS.index("utilization.gpu"),
+    QUERY_FIELDS.index("memory.used"),
+    QUERY_FIELDS.index("power.draw"),
+)
 
 
 class Inst:
@@ -91,9 +94,16 @@ class Floor(App[None]):
                 await asyncio.sleep(2.0)
             first = False
             try:
-                async with asyncssh.connect(s["host"], s["port"], username=s["user"], client_keys=[s["key"]],
-                                            known_hosts=self.known_hosts, agent_path=None,
-                                            keepalive_interval=5, keepalive_count_max=2) as conn:
+                async with asyncssh.connect(
+                    s["host"],
+                    s["port"],
+                    username=s["user"],
+                    client_keys=[s["key"]],
+                    known_hosts=self.known_hosts,
+                    agent_path=None,
+                    keepalive_interval=5,
+                    keepalive_count_max=2,
+                ) as conn:
                     proc = await conn.create_process(COMMAND)
                     # a tick's rows arrive in one packet: read what is there, then split it into
                     # lines (an `async for line` would be an await per GPU row)

@@ -37,8 +37,17 @@ from __future__ import annotations
 __all__ = ["GPU_FIELDS", "script", "with_seed"]
 
 GPU_FIELDS: tuple[str, ...] = (
-    "index", "uuid", "name", "utilization.gpu", "memory.used", "memory.total", "temperature.gpu",
-    "power.draw", "power.limit", "fan.speed", "mig.mode.current",
+    "index",
+    "uuid",
+    "name",
+    "utilization.gpu",
+    "memory.used",
+    "memory.total",
+    "temperature.gpu",
+    "power.draw",
+    "power.limit",
+    "fan.speed",
+    "mig.mode.current",
 )
 """The order of a rendered frame's columns (gpu_tui.core.metrics.nvsmi.QUERY_FIELDS)."""
 
