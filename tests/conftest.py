@@ -63,10 +63,10 @@ FLEET = (
     ("rtx4080", "4080-super", None),
 )
 
-# pytest-xdist workers per CPU for `-n auto` (pyproject's addopts). Most tests wait on sshd and
-# subprocesses, but those use the CPU too: on 2 cores, 4 workers were no faster than 2 on the
-# slowest files (../CONTRIBUTING.md has the figures), and 2 halve the serial wall time.
-WORKERS_PER_CPU = 1
+# pytest-xdist workers per CPU for `-n auto` (pyproject's addopts). Most tests wait on sshd,
+# subprocesses and timers: on the 2-core CI machine, quiet, the whole suite took 7:52 with 2
+# workers and 5:14 with 4 (1.6 cores busy); 6 were no faster and two timing-bound tests failed.
+WORKERS_PER_CPU = 2
 
 NEEDS_ROOT = "needs root: starts OpenSSH sshd processes on loopback (tests/sshd.py); run as root, as CI does"
 

@@ -28,7 +28,9 @@ async def test_the_fleet_bar_shows_each_currency_apart(inproc_fleet, tmp_path: P
     fleet = await inproc_fleet(*PROFILES)
     app = inproc_app(tmp_path, fleet, keys=DOLLARS)
     async with app.run_test(size=(80, 24)) as pilot:
-        await wait_for(pilot, lambda: "2/2 online" in _bar(app))
+        # online comes with the first GPU frame; what each has cost so far needs its uptime, which
+        # the watch loop reports a moment later (later still on a loaded machine)
+        await wait_for(pilot, lambda: "2/2 online" in _bar(app) and " + $" in _bar(app).split("so far", 1)[-1])
         bar = _bar(app)
         assert bar.startswith("¥1.98/h + $0.69/h  so far ¥"), bar
         assert " + $" in bar.split("so far", 1)[1] and "2.67" not in bar

@@ -5,9 +5,10 @@ the test waits for every cell, then `settle` freezes the app."""
 from __future__ import annotations
 
 from textual.app import App
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 from gpu_tui.ui.screens.conda import CondaScreen
+from gpu_tui.ui.screens.conda_forms import CondaForm
 
 from .shots import SIZES, demo_app, online, settled, steps, text_of, wait_for
 
@@ -25,6 +26,16 @@ def _envs_listed(app: App[object]) -> bool:
 CONDA = steps(online(), "e", wait_for(_envs_listed, "the conda envs"), settled)
 
 
+def _form_focused(app: App[object]) -> bool:
+    """The form is up and its first field has the cursor: a screen focuses its first widget after
+    it is shown, a moment later than the key that opened it (later still on a loaded machine)."""
+    return isinstance(app.screen, CondaForm) and isinstance(app.focused, Input)
+
+
+def _form(key: str):
+    return steps(CONDA, key, wait_for(_form_focused, "the form's first field focused"))
+
+
 @SIZES
 def test_conda_manager(snap_compare, size) -> None:
     """`e`: base, llm and py311 with their python and size, and the keys for them."""
@@ -34,13 +45,13 @@ def test_conda_manager(snap_compare, size) -> None:
 @SIZES
 def test_conda_create_form(snap_compare, size) -> None:
     """`n`: a new env's name and python."""
-    assert snap_compare(demo_app(), terminal_size=size, press=["n"], run_before=CONDA)
+    assert snap_compare(demo_app(), terminal_size=size, run_before=_form("n"))
 
 
 @SIZES
 def test_conda_install_form(snap_compare, size) -> None:
     """`i` on base: packages, with conda or the env's pip."""
-    assert snap_compare(demo_app(), terminal_size=size, press=["i"], run_before=CONDA)
+    assert snap_compare(demo_app(), terminal_size=size, run_before=_form("i"))
 
 
 @SIZES
