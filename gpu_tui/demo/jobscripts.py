@@ -254,11 +254,8 @@ def plan_script(script: str, sim: InstanceSim) -> Program | None:
         return _SCRIPT_ANSWERS[seen[0]](seen[1], table)
     if script.strip() == FIND_CONDA_SCRIPT.strip() or ("bin/conda" in script and "[ -x" in script):
         return Program(stdout=CONDA_EXE + "\n")
-    if "/bin/python --version" in script:
-        return condascripts.pythons_script(script, sim)
-    if "du -sk" in script and "cut -f 1" in script:
-        return condascripts.sizes_script(script, sim)
-    return None
+    answer = condascripts.pythons_script(script, sim)
+    return answer if answer is not None else condascripts.sizes_script(script, sim)
 
 
 # ---------------------------------------------------------------------------- plain commands

@@ -36,7 +36,7 @@ from gpu_tui.demo.simulate import InstanceSim
 from gpu_tui.services.monitor import probes
 from gpu_tui.services.monitor.probes import APPS_MARK, END_MARK
 
-__all__ = ["plan"]
+__all__ = ["plan", "words"]
 
 _REDIRECT = re.compile(r"^[0-9]*(?:>>?|<)(?:&[0-9-]|/dev/null)?$|^[0-9]*>&[0-9-]$|^[0-9]*>/dev/null$")
 # the monitor's stats scripts, as services/monitor/probes.py builds them (HOLE_N: apps_every)
@@ -45,7 +45,8 @@ _STATS_ONCE = {probes.stats_once_command(apps): apps for apps in (True, False)}
 _APPS_ARGV = compute_apps_argv()[1:]
 
 
-def _words(command: str) -> list[str]:
+def words(command: str) -> list[str]:
+    """The command line's words as the shell passes them (redirections dropped); ValueError on an open quote."""
     return [w for w in shlex.split(command) if not _REDIRECT.match(w)]
 
 
@@ -92,7 +93,7 @@ def plan(command: str, sim: InstanceSim) -> Program:
     if loop is not None:
         return _stats(sim, apps=True, every=max(1, int(loop[0])), interval=float(loop[1]))
     try:
-        argv = _words(command)
+        argv = words(command)
     except ValueError:
         return Program(stderr="sh: 1: Syntax error: Unterminated quoted string\n", status=2)
     if not argv:

@@ -26,6 +26,8 @@ __all__ = [
     "check_env_name",
     "env_pythons",
     "env_sizes",
+    "env_python_line",
+    "env_size_line",
     "create_command",
     "remove_command",
     "install_command",
@@ -129,11 +131,7 @@ def check_env_name(name: str) -> None:
 
 async def env_pythons(host: Host, install: CondaInstall) -> dict[str, str | None]:
     """Each env's python version (None for an env without python), in one exec."""
-    script = "".join(
-        f'printf "%s\\t" {quote(name)}; if [ -x {quote(prefix)}/bin/python ]; '
-        f"then {quote(prefix)}/bin/python --version 2>&1 | head -n 1; else echo; fi\n"
-        for name, prefix in install.envs.items()
-    )
+    script = "".join(env_python_line(name, prefix) for name, prefix in install.envs.items())
     res = await host.run(sh_c(script), timeout=60)
     out: dict[str, str | None] = {name: None for name in install.envs}
     for line in res.stdout.splitlines():
@@ -149,21 +147,34 @@ async def env_sizes(host: Host, install: CondaInstall, *, timeout: float = 120) 
 
     base is measured without `envs/` and `pkgs/` (the other envs and the package cache) where
     `du --exclude` exists; hard links shared between envs count in the first env measured."""
-    lines = []
-    for name, prefix in install.envs.items():
-        q = quote(prefix)
-        if name == "base":
-            du = f"du -sk --exclude={q}/envs --exclude={q}/pkgs {q} 2>/dev/null || du -sk {q}"
-        else:
-            du = f"du -sk {q}"
-        lines.append(f'printf "%s\\t" {quote(name)}; ({du}) 2>/dev/null | head -n 1 | cut -f 1; true\n')
-    res = await host.run(sh_c("".join(lines)), timeout=timeout)
+    script = "".join(env_size_line(name, prefix, base=name == "base") for name, prefix in install.envs.items())
+    res = await host.run(sh_c(script), timeout=timeout)
     out: dict[str, int | None] = {name: None for name in install.envs}
     for line in res.stdout.splitlines():
         name, _tab, kib = line.partition("\t")
         if name in out and kib.strip().isdigit():
             out[name] = int(kib.strip()) * 1024
     return out
+
+
+def env_python_line(name: str, prefix: str) -> str:
+    """env_pythons' script line for one env: `NAME<TAB>Python 3.x.y`, or `NAME<TAB>` without python."""
+    q = quote(prefix)
+    return (
+        f'printf "%s\\t" {quote(name)}; if [ -x {q}/bin/python ]; '
+        f"then {q}/bin/python --version 2>&1 | head -n 1; else echo; fi\n"
+    )
+
+
+def env_size_line(name: str, prefix: str, *, base: bool) -> str:
+    """env_sizes' script line for one env: `NAME<TAB>KIB` (`NAME<TAB>` where du fails); the
+    `base` env without the other envs and the package cache where `du --exclude` exists."""
+    q = quote(prefix)
+    if base:
+        du = f"du -sk --exclude={q}/envs --exclude={q}/pkgs {q} 2>/dev/null || du -sk {q}"
+    else:
+        du = f"du -sk {q}"
+    return f'printf "%s\\t" {quote(name)}; ({du}) 2>/dev/null | head -n 1 | cut -f 1; true\n'
 
 
 def create_command(install: CondaInstall, name: str, python: str) -> str:

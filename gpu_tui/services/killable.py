@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.remote.host import Host
 
-__all__ = ["Killable", "PID_MARK", "killable_command"]
+__all__ = ["Killable", "PID_MARK", "killable_command", "signal_command", "alive_command"]
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,17 @@ CANCEL_STEPS: tuple[tuple[str, float], ...] = (("INT", 5.0), ("TERM", 3.0), ("KI
 def killable_command(command: str) -> str:
     """`command` (one simple command, redirections allowed) so that its pid comes first."""
     return f'echo "{PID_MARK}$$"; exec {command}'
+
+
+def signal_command(signal: str, pid: int) -> str:
+    """Send `signal` (a name: INT, TERM, KILL) to `pid`'s process group, else to `pid` alone
+    (a shell without group kill); exits 0 either way."""
+    return f"kill -s {signal} -- -{pid} 2>/dev/null || kill -s {signal} {pid} 2>/dev/null; true"
+
+
+def alive_command(pid: int) -> str:
+    """Exits 0 while `pid`'s process group (or `pid`) is still there."""
+    return f"kill -0 -- -{pid} 2>/dev/null || kill -0 {pid} 2>/dev/null"
 
 
 class Killable:
@@ -74,27 +85,22 @@ class Killable:
                 return self.ended
         for signal, grace in CANCEL_STEPS:
             try:
-                await self.host.run(
-                    f"kill -s {signal} -- -{self.pid} 2>/dev/null || kill -s {signal} {self.pid} 2>/dev/null; true",
-                    timeout=10,
-                )
-                if await self._gone_within(grace):
+                await self.host.run(signal_command(signal, self.pid), timeout=10)
+                if await self._gone_within(self.pid, grace):
                     return True
             except RemoteError as exc:
                 log.warning("%s: cancel (%s) failed: %s", self.host.name, signal, exc.english)
                 return self.ended
         return False
 
-    async def _gone_within(self, seconds: float) -> bool:
+    async def _gone_within(self, pid: int, seconds: float) -> bool:
         """Wait for the process group to vanish: the stream's end when it is still read, else `kill -0`."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         while True:
             if self.ended:
                 return True
-            probe = await self.host.run(
-                f"kill -0 -- -{self.pid} 2>/dev/null || kill -0 {self.pid} 2>/dev/null", timeout=10
-            )
+            probe = await self.host.run(alive_command(pid), timeout=10)
             if not probe.ok:
                 return True
             left = deadline - loop.time()
