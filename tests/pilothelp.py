@@ -46,7 +46,9 @@ def make_app(
     children that read it (rsync's transport, the shell)."""
     from sshhelp import config_text
 
-    text = config_text(instances, connect_timeout=2.0) + keys
+    # a fresh handshake with a real sshd can take seconds when the machine is busy (the suite
+    # runs two workers per core); a stopped sshd refuses at once, so the wait costs nothing there
+    text = config_text(instances, connect_timeout=5.0) + keys
     if write_config:
         (tmp / "config.toml").write_text(text)
     settings = parse_settings(text)
