@@ -34,21 +34,11 @@ starting memory.used and temperature come from it).
 
 from __future__ import annotations
 
+from gpu_tui.core.metrics.nvsmi import QUERY_FIELDS
+
 __all__ = ["GPU_FIELDS", "script", "with_seed"]
 
-GPU_FIELDS: tuple[str, ...] = (
-    "index",
-    "uuid",
-    "name",
-    "utilization.gpu",
-    "memory.used",
-    "memory.total",
-    "temperature.gpu",
-    "power.draw",
-    "power.limit",
-    "fan.speed",
-    "mig.mode.current",
-)
+GPU_FIELDS: tuple[str, ...] = QUERY_FIELDS
 """The order of a rendered frame's columns (gpu_tui.core.metrics.nvsmi.QUERY_FIELDS)."""
 
 _TEMPLATE = r"""#!/bin/bash
