@@ -68,13 +68,34 @@ _OPS = ("create", "install", "remove", "uninstall", "init")
 _MAX_OPS = 200  # ended operations kept for `kill -0` (the oldest are forgotten)
 
 
-class Op(st.Io):
+class _InstanceIo(st.Io):
+    """sim/conda.py's output layer as a demo instance's shell gives it: no terminal to prompt on,
+    no env active (gpu-tui's commands run in a plain `sh -c`), HOME inside the instance's folder."""
+
+    def __init__(self, box: CondaBox) -> None:
+        super().__init__()
+        self.box = box
+
+    def flush(self) -> None:
+        pass
+
+    def readline(self) -> str:
+        return ""  # a prompt takes its default, as conda does on EOF
+
+    def getenv(self, name: str) -> str | None:
+        return None
+
+    def home(self) -> str:
+        return self.box.host(HOME)
+
+
+class Op(_InstanceIo):
     """One simulated conda or pip process: a command in a worker thread; what it prints is
     taken by the stream (`take`); `kill` cancels it."""
 
     def __init__(self, box: CondaBox, pid: int, *, gap: float, wait: float, tails: dict[int, str]) -> None:
-        super().__init__()
-        self.box, self.pid, self.gap, self.wait, self.tails = box, pid, gap, wait, tails
+        super().__init__(box)
+        self.pid, self.gap, self.wait, self.tails = pid, gap, wait, tails
         self.status: int | None = None
         self._out: list[str] = []
         self._lock = threading.Lock()
@@ -89,18 +110,6 @@ class Op(st.Io):
                 self._out.append(self.box.shown(line))
 
     error = write
-
-    def flush(self) -> None:
-        pass
-
-    def readline(self) -> str:
-        return ""  # a prompt takes its default, as conda does on EOF
-
-    def getenv(self, name: str) -> str | None:
-        return None  # no env active: gpu-tui's commands run in a plain `sh -c`
-
-    def home(self) -> str:
-        return self.box.host(HOME)
 
     def pause(self) -> None:
         self._sleep(self.wait)
@@ -279,27 +288,15 @@ class CondaBox:
         return Program(stdout="".join(cap.out), stderr="".join(cap.err), status=status)
 
 
-class _Capture(st.Io):
+class _Capture(_InstanceIo):
     """A command answered at once: what it prints, stdout and stderr apart."""
 
     def __init__(self, box: CondaBox) -> None:
-        super().__init__()
-        self.box, self.out, self.err = box, list[str](), list[str]()
+        super().__init__(box)
+        self.out, self.err = list[str](), list[str]()
 
     def write(self, text: str) -> None:
         self.out.append(self.box.shown(text))
 
     def error(self, text: str) -> None:
         self.err.append(self.box.shown(text))
-
-    def flush(self) -> None:
-        pass
-
-    def readline(self) -> str:
-        return ""
-
-    def getenv(self, name: str) -> str | None:
-        return None
-
-    def home(self) -> str:
-        return self.box.host(HOME)
