@@ -58,9 +58,11 @@ def env_probe(sim: InstanceSim, nvidia_smi: Callable[[list[str], InstanceSim], P
     return Program(stdout="\n".join(line for line in lines if line != "") + "\n")
 
 
-def module_probe(code: str, sim: InstanceSim, gpu_ok: bool) -> Program | None:
-    if "import torch" in code:
+def module_probe(module: str | None, gpu_ok: bool) -> Program | None:
+    """The environment check's module probe (`module`: what demo/condascripts.probed_module read
+    off it) on a box with torch and without paddle."""
+    if module == "torch":
         return Program(stdout=json.dumps({"version": "2.4.1+cu121", "cuda_available": gpu_ok, "cuda": "12.1"}) + "\n")
-    if "find_spec('paddle')" in code:
+    if module == "paddle":
         return Program(stdout=json.dumps({"error": "absent"}) + "\n")
     return None

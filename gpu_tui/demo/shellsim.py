@@ -127,10 +127,12 @@ def plan(command: str, sim: InstanceSim) -> Program:
         in_env = condascripts.module_probe(argv[0], argv[2], sim)
         if in_env is not None:
             return in_env
-        gpu_ok = _nvidia_smi(["--query-gpu=name", "--format=csv,noheader"], sim).status == 0
-        answer = envprobe.module_probe(argv[2], sim, gpu_ok)
-        if answer is not None:
-            return answer
+        module = condascripts.probed_module(argv[2])
+        if module is not None:
+            gpu_ok = _nvidia_smi(["--query-gpu=name", "--format=csv,noheader"], sim).status == 0
+            answer = envprobe.module_probe(module, gpu_ok)
+            if answer is not None:
+                return answer
     job_program = jobscripts.plan_command(argv, sim)
     if job_program is not None:
         return job_program
