@@ -103,6 +103,8 @@ class Words:
     online: str
     fleet_online: str
     """`{online}/{total} online`, to be formatted."""
+    detail_marker: str
+    """The detail screen's first chart title."""
 
     @classmethod
     def of(cls, lang: str) -> Words:
@@ -113,7 +115,7 @@ class Words:
         if language is None:
             raise SystemExit(f"bench_dashboard: unknown language {lang!r}")
         t = catalog(language).gettext
-        return cls(language, t("Instance"), t("online"), t("{online}/{total} online"))
+        return cls(language, t("Instance"), t("online"), t("{online}/{total} online"), t("GPU utilisation %"))
 
     def all_online(self, n: int) -> str:
         return self.fleet_online.format(online=n, total=n)
@@ -136,8 +138,7 @@ def serve(args: argparse.Namespace) -> int:
     workdir = Path(args.workdir)
     base = next(p for p in DEFAULT_PROFILES if p.name == PROFILE_BASE)
     profiles = [
-        dataclasses.replace(base, name=name, training=None, flaky=False)
-        for name in instance_names(args.instances, args.prefix)
+        dataclasses.replace(base, name=name, flaky=False) for name in instance_names(args.instances, args.prefix)
     ]
 
     # count what the servers write: GPU stream ticks (one 8-GPU frame each) and exec requests

@@ -59,8 +59,12 @@ import json  # noqa: E402
 import os  # noqa: E402
 import re  # noqa: E402
 import shlex  # noqa: E402
+import signal  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import threading  # noqa: E402
 import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 
 import bench_dashboard as bd  # noqa: E402
 import bench_metrics as bm  # noqa: E402
@@ -127,6 +131,115 @@ def write_config(work: Path, insts: list, lang: str | None) -> None:
     (work / "passwords.env").write_text("")
 
 
+TRAIN_SCRIPT = """\
+import math, random, sys, time
+# a training log as HF Trainer prints it: a dict per logging step, every 0.2 s
+rng = random.Random(1)
+step = 0
+while True:
+    step += 10
+    loss = 2.5 * math.exp(-step / 4000) + 0.3 + rng.uniform(-0.05, 0.05)
+    print({"loss": round(loss, 4), "learning_rate": 5e-05, "epoch": round(step / 1000, 2), "step": step}, flush=True)
+    time.sleep(0.2)
+"""
+
+
+def start_training(h: bd.Harness, work: Path, inst: object) -> None:
+    """A running job with a growing log on the first instance, started with `gpu-tui run` (as
+    a user does), so the log screen has something to open."""
+    script = work / "train.py"
+    script.write_text(TRAIN_SCRIPT)
+    gpu_tui = Path(sys.executable).with_name("gpu-tui")
+    argv = [str(gpu_tui), "--config", str(work / "config.toml"), "run", inst.name, "--name", "train"]  # type: ignore[attr-defined]
+    argv += ["--", "python3", "-u", str(script)]
+    env = {**h.env, "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError(f"gpu-tui run: {p.stderr.strip() or p.stdout.strip()}")
+
+
+class PaneStream:
+    """The pane's output as tmux receives it (`pipe-pane` into a FIFO), each chunk timestamped:
+    when gpu-tui wrote a screen, without capture-pane's polling on top."""
+
+    def __init__(self, h: bd.Harness, session: str, work: Path) -> None:
+        self.h, self.session = h, session
+        fifo = work / "pane.fifo"
+        os.mkfifo(fifo)
+        self.chunks: list[tuple[float, bytes]] = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._read, args=(fifo,), daemon=True)
+        self._thread.start()
+        h.tmux("pipe-pane", "-o", "-t", session, f"cat > {shlex.quote(str(fifo))}")
+
+    def _read(self, fifo: Path) -> None:
+        with open(fifo, "rb", buffering=0) as f:
+            while chunk := f.read(65536):
+                with self._lock:
+                    self.chunks.append((time.monotonic(), chunk))
+
+    def mark(self) -> int:
+        with self._lock:
+            return len(self.chunks)
+
+    def arrival(self, since: int, marker: bytes) -> float | None:
+        """When the chunk that completed `marker` arrived, counting chunks from index `since`."""
+        with self._lock:
+            got = self.chunks[since:]
+        seen = b""
+        for at, chunk in got:
+            seen += chunk
+            if marker in seen:
+                return at
+        return None
+
+    def close(self) -> None:
+        self.h.tmux("pipe-pane", "-t", self.session)  # no command: the pipe closes, cat exits
+        self._thread.join(5)
+
+
+def screen_probe(
+    h: bd.Harness,
+    session: str,
+    key: str,
+    shown: Callable[[str], bool],
+    back: Callable[[str], bool],
+    samples: int,
+    stream: PaneStream | None = None,
+    marker: bytes | None = None,
+) -> dict:
+    """`key` opens a screen, Escape closes it: from just before send-keys to the first capture
+    that shows it (an upper bound, as key_probe), `samples` times; returns p50/p95 in ms, and
+    with `stream`, `stream_*`: to the arrival of the output holding `marker` (what the terminal
+    got, without the capture's polling)."""
+    lat: list[float] = []
+    streamed: list[float] = []
+    for _ in range(samples):
+        time.sleep(0.3)
+        since = stream.mark() if stream is not None else 0
+        t = time.monotonic()
+        h.tmux("send-keys", "-t", session, key)
+        while not shown(h.capture(session)):
+            if time.monotonic() - t > 10.0:
+                raise RuntimeError(f"key {key!r}: the screen did not open in 10 s:\n{h.capture(session)}")
+        lat.append(1000 * (time.monotonic() - t))
+        if stream is not None and marker is not None:
+            at = stream.arrival(since, marker)
+            if at is not None:
+                streamed.append(1000 * (at - t))
+        h.tmux("send-keys", "-t", session, "Escape")
+        t_back = time.monotonic()
+        while not back(h.capture(session)):
+            if time.monotonic() - t_back > 10.0:
+                raise RuntimeError(f"Escape after {key!r}: the dashboard did not come back:\n{h.capture(session)}")
+    out = {"p50": round(bd.pct(lat, 50), 1), "p95": round(bd.pct(lat, 95), 1), "max": round(max(lat), 1)}
+    out["all"] = [round(x) for x in lat]
+    if streamed:
+        out.update(stream_p50=round(bd.pct(streamed, 50), 1), stream_p95=round(bd.pct(streamed, 95), 1))
+        out["stream_all"] = [round(x) for x in streamed]
+    return out
+
+
 def floor_wrapper(work: Path, insts: list) -> Path:
     known = work / "known_hosts"
     known.write_text("".join(f"{i.host_public_key_line}\n" for i in insts))
@@ -166,11 +279,16 @@ def one_run(h: bd.Harness, bench: bm.Bench, n: int, client: str, frames: str, ar
         if client == "gpu-tui":
             write_config(work, insts, args.lang)
             (h.data_dir / "known_hosts").write_text("".join(f"{i.host_public_key_line}\n" for i in insts))
+            if args.key_samples > 0:
+                start_training(h, work, insts[0])
             script = h.wrapper(work, None, args.lang or "en")
         else:
             script = floor_wrapper(work, insts)
+        runs = accepted_connections(insts)  # `gpu-tui run`'s own connection is not a reconnect
         t0 = h.start_dashboard(session, script)
         pid = h.dashboard_pid(session)
+        spy_dir = Path(args.py_spy).resolve() if args.py_spy else None
+        spy = Sampler(spy_dir, pid, f"{client}-{frames}-{n}-startup")
         series: list[tuple[float, int | None]] = []
         first_data = all_online = None
         last_sample = -1.0
@@ -192,6 +310,8 @@ def one_run(h: bd.Harness, bench: bm.Bench, n: int, client: str, frames: str, ar
             time.sleep(min(args.sample_every, max(0.0, t_end_startup - time.monotonic())))
             series.append((round(time.monotonic() - t0, 1), online_count(h.capture(session), pattern)))
         startup = 100 * proc_cpu_s(pid) / (time.monotonic() - t0)
+        spy.stop()
+        spy = Sampler(spy_dir, pid, f"{client}-{frames}-{n}-steady")
         windows: list[float] = []
         steady_online: list[int | None] = []
         counter = bw.ForkCounter(bw.tree_pids(listeners))
@@ -208,6 +328,7 @@ def one_run(h: bd.Harness, bench: bm.Bench, n: int, client: str, frames: str, ar
                 series.append((round(time.monotonic() - t0, 1), count))
             windows.append(100 * (proc_cpu_s(pid) - c0) / (time.monotonic() - w0))
             if k == 0:
+                spy.stop()
                 forks = counter.stop()
                 forks_window = time.monotonic() - w0
         steady_s = time.monotonic() - w_all0
@@ -222,7 +343,31 @@ def one_run(h: bd.Harness, bench: bm.Bench, n: int, client: str, frames: str, ar
                 keys = bd.key_probe(h, session, pid, names[:2], args.key_samples, args.seed)
             except RuntimeError as e:
                 keys = {"key_probe_error": str(e).splitlines()[0]}
-        accepted = accepted_connections(insts)
+            on_dashboard = pattern.search
+            opens = (
+                ("detail", "Enter", lambda sc: words.detail_marker in sc, words.detail_marker.encode()),
+                ("logs", "l", lambda sc: any(line.startswith(" $ ") for line in sc.splitlines()[:3]), b"$ python3"),
+            )
+            stream = PaneStream(h, session, work)
+            try:
+                for what, key, shown, marker in opens:
+                    try:
+                        r = screen_probe(
+                            h,
+                            session,
+                            key,
+                            shown,
+                            lambda sc: bool(on_dashboard(sc)),
+                            args.key_samples // 3,
+                            stream,
+                            marker,
+                        )
+                        keys.update({f"{what}_ms_{k}": v for k, v in r.items()})
+                    except RuntimeError as e:
+                        keys[f"{what}_probe_error"] = "\n".join(str(e).splitlines()[:8])
+            finally:
+                stream.close()
+        accepted = [c - ran for c, ran in zip(accepted_connections(insts), runs, strict=True)]
         return {
             "client": client,
             "frames": frames,
@@ -255,6 +400,53 @@ def one_run(h: bd.Harness, bench: bm.Bench, n: int, client: str, frames: str, ar
         if pid is not None:
             h.stop_dashboard(session, pid, graceful=False)
         bench.drop(insts)
+
+
+class Sampler:
+    """py-spy sampling one phase of the client (`--py-spy DIR`): a sampling profiler attached by
+    pid, non-blocking, so the figures it runs beside are barely moved (cProfile doubles them).
+    Its collapsed stacks go to DIR/<client>-<n>-<phase>.txt; `top_own` sums them by leaf."""
+
+    def __init__(self, out_dir: Path | None, pid: int, name: str) -> None:
+        self.path = out_dir / f"{name}.txt" if out_dir else None
+        self.proc: subprocess.Popen[bytes] | None = None
+        if self.path is not None:
+            spy = Path(sys.executable).with_name("py-spy")
+            argv = [
+                str(spy),
+                "record",
+                "-p",
+                str(pid),
+                "--nonblocking",
+                "--function",
+                "-r",
+                "50",
+                "-f",
+                "raw",
+                "-o",
+                str(self.path),
+            ]
+            self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.wait(timeout=30)
+
+
+def top_own(path: Path, limit: int = 25) -> list[tuple[str, float]]:
+    """The leaf frames of py-spy's collapsed stacks, by share of samples."""
+    own: dict[str, int] = {}
+    total = 0
+    for line in path.read_text(errors="replace").splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        leaf = stack.rsplit(";", 1)[-1]
+        own[leaf] = own.get(leaf, 0) + int(count)
+        total += int(count)
+    ranked = sorted(own.items(), key=lambda kv: -kv[1])[:limit]
+    return [(leaf, round(100 * c / max(1, total), 1)) for leaf, c in ranked]
 
 
 def ratios(results: list[dict]) -> list[dict]:
@@ -317,6 +509,7 @@ def main() -> int:
     ap.add_argument("--online-timeout", type=float, default=120.0, help="give up waiting for N/N online")
     ap.add_argument("--lang", default=None, help="settings.language for the dashboard (default: English)")
     ap.add_argument("--json", metavar="PATH")
+    ap.add_argument("--py-spy", metavar="DIR", help="sample each client with py-spy (pip install py-spy)")
     args = ap.parse_args()
     frames_kinds = [f for f in args.frames.split(",") if f]
     clients = [c for c in args.clients.split(",") if c]
@@ -335,6 +528,10 @@ def main() -> int:
                 for client in clients:
                     r = one_run(h, bench, n, client, frames, args)
                     print(json.dumps({k: v for k, v in r.items() if k != "online_series"}), flush=True)
+                    for phase in ("startup", "steady") if args.py_spy else ():
+                        path = Path(args.py_spy) / f"{client}-{frames}-{n}-{phase}.txt"
+                        if path.exists():
+                            print(f"py-spy {client} {phase}: {top_own(path, 15)}", flush=True)
                     results.append(r)
     finally:
         h.close()

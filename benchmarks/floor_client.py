@@ -33,6 +33,7 @@ from textual.app import App, ComposeResult  # noqa: E402
 from textual.widgets import Sparkline, Static  # noqa: E402
 
 from gpu_tui.core.metrics.nvsmi import QUERY_FIELDS  # noqa: E402
+from gpu_tui.remote.ssh import CIPHERS  # noqa: E402
 
 COMMAND = f"nvidia-smi --query-gpu={','.join(QUERY_FIELDS)} --format=csv,noheader,nounits -lms 1000"
 GPUS = 8
@@ -103,6 +104,9 @@ class Floor(App[None]):
                     agent_path=None,
                     keepalive_interval=5,
                     keepalive_count_max=2,
+                    # the cipher gpu-tui prefers (remote/ssh.py CIPHERS): the floor pays the
+                    # transport at its cheapest, not asyncssh's default chacha20 in Python
+                    encryption_algs=CIPHERS,
                 ) as conn:
                     proc = await conn.create_process(COMMAND)
                     # a tick's rows arrive in one packet: read what is there, then split it into

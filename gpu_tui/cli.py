@@ -24,6 +24,7 @@ from gpu_tui.commands.args.env import add_env_parser
 from gpu_tui.commands.args.fit import add_fit_parser
 from gpu_tui.commands.args.forward import add_forward_parser
 from gpu_tui.commands.args.jobs import JOB_COMMANDS, add_job_parsers
+from gpu_tui.commands.args.metrics import add_metrics_parser
 from gpu_tui.commands.args.notify import add_notify_parser
 from gpu_tui.commands.args.provider import add_provider_parsers
 from gpu_tui.commands.args.shutdown import add_shutdown_parsers
@@ -51,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ssh": ("ssh_cmd", "run_ssh"),
     "sync": ("sync_cmd", "run_sync_command"),
     "env": ("env_cmd", "run_env"),
+    "metrics": ("metrics_cmd", "run_metrics"),
     "autostop": ("autostop_cmd", "run_autostop"),
     "fit": ("fit_cmd", "run_fit"),
     "forward": ("forward_cmd", "run_forward"),
@@ -105,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_cost_parser(sub)
     add_shutdown_parsers(sub)
     add_job_parsers(sub)
+    add_metrics_parser(sub)
     add_env_parser(sub)
     add_conda_parser(sub)
     add_ssh_parser(sub)

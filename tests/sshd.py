@@ -27,7 +27,7 @@ Layout of a session root (``SshdSession.root``, a 0755 dir under /tmp)::
             bin/conda                 the fake (tests/fakes/conda, running lib/sim/conda.py; absolute
                                       interpreter, state dir baked in; its root prefix is where it lies)
             bin/python, bin/python3   symlinks to the fakes' interpreter (fake_python())
-            bin/activate  etc/profile.d/conda.sh  condabin/conda   for ``source .../activate ENV``
+            condabin/conda            a symlink to bin/conda, as in a real install
             conda-meta/history        makes a dir an environment (real conda checks it too)
             envs/llm  envs/py311      default envs (python 3.10 / 3.11): bin/python(3) symlinks,
                                       conda-meta/history; add_conda_env() adds more
@@ -56,7 +56,7 @@ How PATH reaches a non-interactive ``ssh host cmd`` (verified with OpenSSH 9.2 o
   cmd`` ``command -v conda`` fails, exactly as on AutoDL; gpu-tui must probe ``$CONDA_EXE``,
   ``command -v conda``, ``~/miniconda3``, ``~/anaconda3``, ... itself. ``conda init bash``
   (the fake implements it) appends its block to ~/.bashrc AFTER the non-interactive
-  ``return``, so even then only interactive shells see ``conda``.
+  ``return``.
 
 Power guard: gpu-tui runs ``shutdown`` as root over SSH, and these sshd processes run as root on
 the developer's / CI machine. ``shutdown`` on PATH is the fake, but an absolute path
@@ -902,7 +902,6 @@ class SshdInstance:
                 self._make_conda(u, location)
             elif current != location:
                 os.rename(self.home(u) / current, self.home(u) / location)
-                self._write_conda_scripts(self.home(u) / location)
 
     def conda_envs(self, user: str = ROOT_USER) -> list[str]:
         """Env names of ``user``'s install as ``conda env list`` orders them: base, then the
@@ -1208,23 +1207,7 @@ class SshdInstance:
                 python=python,
                 conda_exe=str(conda),
             )
-        self._write_conda_scripts(root)
         self._chown_tree(root, user)
-
-    def _write_conda_scripts(self, root: Path) -> None:
-        """bin/activate and etc/profile.d/conda.sh (they name the root, as real ones do)."""
-        conda = shlex.quote(str(root / "bin" / "conda"))
-        hook = f'\\eval "$({conda} shell.posix hook --no-auto)"'
-        files = {
-            root / "etc" / "profile.d" / "conda.sh": f"# fake conda.sh (tests/sshd.py)\n{hook}\n",
-            root / "bin" / "activate": (
-                f"#!/bin/sh\n# fake bin/activate (tests/sshd.py): . {root}/bin/activate [ENV]\n"
-                f'{hook} || \\return $?\nconda activate "$@"\n'
-            ),
-        }
-        for path, text in files.items():
-            path.write_text(text)
-            os.chmod(path, 0o755 if path.parent.name == "bin" else 0o644)
 
     def _chown_tree(self, top: Path, user: str) -> None:
         if user == ROOT_USER:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -28,6 +29,8 @@ def ssh_host(
     use_key: bool = True,
     timeout: float = 5.0,
     keepalive: tuple[float, int] = (5.0, 2),
+    ssh_config: Path | None = None,
+    on_connect: Callable[[SshHost], Awaitable[object]] | None = None,
 ) -> SshHost:
     target = SshTarget(
         inst.name,  # type: ignore[attr-defined]
@@ -40,10 +43,11 @@ def ssh_host(
         target,
         known_hosts=known_hosts(tmp, *([inst] if trust else [])),
         password=SecretStr(password) if password is not None else None,
-        ssh_config=None,
+        ssh_config=ssh_config,
         connect_timeout=timeout,
         keepalive_interval=keepalive[0],
         keepalive_count_max=keepalive[1],
+        on_connect=on_connect,
     )
 
 

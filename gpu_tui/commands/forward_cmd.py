@@ -20,6 +20,7 @@ from gpu_tui.core.forwardspec import ForwardSpec, loopback_only
 from gpu_tui.core.i18n import _
 from gpu_tui.core.text import printable
 from gpu_tui.remote.backoff import backoff_delay
+from gpu_tui.remote.cancels import raise_lost_cancel
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services.forwards import ForwardEvent, Forwards
 from gpu_tui.services.hosts import build_ssh_host
@@ -84,6 +85,7 @@ async def _forward(host: SshHost, specs: list[ForwardSpec], bind: str) -> int:
             )
         _note(_("forwarding; press Ctrl+C to stop"))
         while True:
+            raise_lost_cancel()  # a Ctrl+C as a connect or an open finished: asyncssh's wait_for lost it
             why = await host.wait_closed()
             reason = _reason(why)
             _note(

@@ -21,6 +21,7 @@ from gpu_tui.core.errors import InputError
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo, JobRequest, RunAsk, new_job_id
 from gpu_tui.core.text import printable
+from gpu_tui.core.trainlog.hints import hint_for
 from gpu_tui.core.units import format_bytes, format_iso_utc, format_percent
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import command_line
@@ -106,6 +107,7 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
                 "log_path": f"{state_dir_abs}/jobs/{j.id}/log" if state_dir_abs else None,
                 "log_bytes": j.facts.log_bytes,
                 "failure": j.failure,
+                "hint": hint_for(j.failure),
                 "progress": progress,
                 "last_loss": _finite(j.last_loss),
                 "scheduler_job_id": j.facts.scheduler_job_id,
@@ -127,7 +129,10 @@ def _table(infos: list[JobInfo]) -> str:
         cmd = printable(str(j.facts.request.get("command") or "")).replace("\n", " ; ")
         log = format_bytes(j.facts.log_bytes)
         rows.append((j.id, printable(j.name or "-"), printable(state), pct, loss, log, _cut(cmd, 60)))
-    return "\n".join(format_rows(rows))
+    lines = format_rows(rows)
+    # what to do about each failure, under the table: a row stays one line at any width
+    lines += [f"{j.id}  {hint}" for j in infos if (hint := hint_for(j.failure))]
+    return "\n".join(lines)
 
 
 def _cut(text: str, cells: int) -> str:
@@ -151,6 +156,7 @@ async def _run(args: argparse.Namespace, host: Host, inst: InstanceConfig, setti
         conda_prefix=prefix,
         name=args.job_name,
         tmux=args.tmux,
+        metrics=tuple(args.metrics),
     )
     await ship_before(host, inst, settings, show_notes=False)
     started = await jobsvc.start_job(host, inst, req, ask)

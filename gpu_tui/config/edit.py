@@ -18,9 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import tomlkit
-import tomlkit.exceptions
-
 from gpu_tui.config.atomicfile import write_atomic
 from gpu_tui.config.settings import InstanceConfig, parse_settings
 from gpu_tui.core.errors import ConfigError
@@ -181,6 +178,8 @@ def _entries(text: str, source: str) -> list[_Entry]:
 
 
 def _toml_value(value: Any) -> Any:
+    import tomlkit  # on first edit: the dashboard imports this module, and tomlkit costs 40 ms of start-up
+
     # a dict becomes an inline table (sync = {...}), as config.example.toml writes it
     if isinstance(value, Mapping):
         table = tomlkit.inline_table()
@@ -197,6 +196,8 @@ def _given(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _render_new(fields: Mapping[str, Any]) -> str:
+    import tomlkit  # on first edit: the dashboard imports this module, and tomlkit costs 40 ms of start-up
+
     table = tomlkit.table()
     for key, value in _given(fields).items():
         if value is not REMOVE:
@@ -208,6 +209,8 @@ def _render_new(fields: Mapping[str, Any]) -> str:
 
 
 def _render_update(segment: str, fields: Mapping[str, Any], keep_name: bool, source: str) -> str:
+    import tomlkit.exceptions  # on first edit: the dashboard imports this module, and tomlkit costs 40 ms of start-up
+
     try:
         doc = tomlkit.parse(segment)
     except tomlkit.exceptions.TOMLKitError as exc:

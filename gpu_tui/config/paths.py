@@ -30,6 +30,8 @@ class Paths:
     log_dir: Path
     ssh_config: Path
     user_known_hosts: Path
+    cache_dir: Path | None = None
+    """What can be fetched again (None: `data_dir/cache`, so a test's Paths stay in its temp dir)."""
 
     @property
     def app_known_hosts(self) -> Path:
@@ -48,6 +50,11 @@ class Paths:
         return self.data_dir / "ledger.sqlite3"
 
     @property
+    def series_cache(self) -> Path:
+        """Copies of jobs' series files (`gpu-tui metrics`), per instance and job."""
+        return (self.cache_dir or self.data_dir / "cache") / "series"
+
+    @property
     def log_file(self) -> Path:
         return self.log_dir / "gpu-tui.log"
 
@@ -60,4 +67,5 @@ class Paths:
             log_dir=Path(platformdirs.user_log_dir(APP_NAME)),
             ssh_config=home / ".ssh" / "config",
             user_known_hosts=home / ".ssh" / "known_hosts",
+            cache_dir=Path(platformdirs.user_cache_dir(APP_NAME)),
         )

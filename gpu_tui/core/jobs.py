@@ -58,6 +58,8 @@ class JobRequest:
     name: str | None = None
     setenv: tuple[tuple[str, str], ...] = ()
     tmux: bool = False
+    metrics: tuple[str, ...] = ()
+    """`run --metrics DIR`: where the run writes its own metrics files, besides its working directory."""
 
     def to_json(self) -> str:
         return json.dumps(
@@ -71,6 +73,7 @@ class JobRequest:
                 # values may be tokens: only the keys are kept on the instance's listing
                 "setenv_keys": [k for k, _ in self.setenv],
                 "tmux": self.tmux,
+                **({"metrics": list(self.metrics)} if self.metrics else {}),
             },
             ensure_ascii=False,
         )

@@ -10,16 +10,12 @@ the states a user meets: a training box, an idle one still billing, an 8-GPU box
 Jobs are simulated too (demo/jobs.py, demo/jobscripts.py): the training box has a gpu-tui job
 running with a growing tqdm log (`l` shows it, `x` stops it), the idle box one that finished
 ~50 minutes ago, and `r` starts a simulated training run (never the command typed) that ends
-after `job_seconds` (2.5 min). Conda is at /root/miniconda3 with envs `llm` and `py311`, and
-the conda manager (`e`) works: create, remove, conda/pip install and `conda init` stream
-conda's and pip's output over a few seconds (`conda_seconds`, 6 s for a create) and change the
-env list when they finish; `x` cancels one (demo/condarun.py: the sshd tier's conda, sim/conda.py,
-run in-process on an install on disk in the work dir).
-Easter egg, to see the failure alert: a command with the word `oom` in it (`python train.py
---oom`) fails with a CUDA out-of-memory traceback, exit 1, about 40 % of the way through.
+after `job_seconds` (2.5 min; `oom` in the command: a CUDA OOM). The conda manager (`e`) works
+on /root/miniconda3 (envs `llm`, `py311`): demo/condarun.py runs the sshd tier's conda
+(sim/conda.py) in-process on an install on disk in the work dir.
 
     fleet = await start_demo_fleet(workdir=tmp)   # or start_demo_fleet(40, workdir=tmp, job_seconds=5)
-    ...  fleet.settings, fleet.passwords, fleet.known_hosts_text, fleet.training_logs
+    ...  fleet.settings, fleet.passwords, fleet.known_hosts_text
     await fleet.close()
 """
 

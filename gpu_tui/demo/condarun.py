@@ -64,13 +64,13 @@ START_ENVS = (
     ("py311", ["python=3.11", "ipykernel"]),
 )
 """The envs when the fleet starts: name, the specs they were created with."""
-_OPS = ("create", "install", "remove", "uninstall", "init")
+_OPS = ("create", "install", "remove", "init")
 _MAX_OPS = 200  # ended operations kept for `kill -0` (the oldest are forgotten)
 
 
 class _InstanceIo(st.Io):
     """sim/conda.py's output layer as a demo instance's shell gives it: no terminal to prompt on,
-    no env active (gpu-tui's commands run in a plain `sh -c`), HOME inside the instance's folder."""
+    HOME inside the instance's folder."""
 
     def __init__(self, box: CondaBox) -> None:
         super().__init__()
@@ -81,9 +81,6 @@ class _InstanceIo(st.Io):
 
     def readline(self) -> str:
         return ""  # a prompt takes its default, as conda does on EOF
-
-    def getenv(self, name: str) -> str | None:
-        return None
 
     def home(self) -> str:
         return self.box.host(HOME)

@@ -6,7 +6,6 @@ in through its real SSH path.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import secrets
@@ -23,7 +22,7 @@ from gpu_tui.demo.condarun import CONDA_SECONDS
 from gpu_tui.demo.jobs import JOB_SECONDS
 from gpu_tui.demo.profiles import MAX_INSTANCES, Profile, fleet_profiles
 from gpu_tui.demo.server import HOST, DemoServer
-from gpu_tui.demo.simulate import InstanceSim, TrainingLog
+from gpu_tui.demo.simulate import InstanceSim
 
 __all__ = ["DemoFleet", "start_demo_fleet", "start_fleet", "DROP_EVERY_S", "DROP_FOR_S"]
 
@@ -32,7 +31,6 @@ log = logging.getLogger(__name__)
 DROP_EVERY_S = 90.0
 DROP_FOR_S = 20.0
 CURRENCY = "¥"
-_LOG_TICK_S = 1.0
 
 
 @dataclass(eq=False)
@@ -46,10 +44,7 @@ class DemoFleet:
     known_hosts_text: str
     """OpenSSH known_hosts lines, one per server: `[127.0.0.1]:PORT ssh-ed25519 AAAA...`."""
     workdir: Path
-    training_logs: dict[str, Path] = field(default_factory=dict)
-    """Instance name -> its growing tqdm-style training log (training instances only)."""
     servers: dict[str, DemoServer] = field(default_factory=dict, repr=False)
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list, repr=False)
     _closed: bool = field(default=False, repr=False)
 
     @property
@@ -57,15 +52,10 @@ class DemoFleet:
         return [i.name for i in self.settings.instances]
 
     async def close(self) -> None:
-        """Stop every server, the flaps and the log writer. Safe to call twice."""
+        """Stop every server and the flaps. Safe to call twice."""
         if self._closed:
             return
         self._closed = True
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
         await asyncio.gather(*(s.close() for s in self.servers.values()), return_exceptions=True)
 
     async def __aenter__(self) -> DemoFleet:
@@ -172,39 +162,5 @@ async def start_fleet(
             rng = random.Random(f"gpu-tui-demo-flap:{seed}:{index}")
             servers[p.name].start_flapping(drop_every, drop_for, rng)
 
-    logs: list[TrainingLog] = []
-    now = clock()
-    for index, p in enumerate(profiles):
-        if p.training is None:
-            continue
-        path = workdir / p.name / "train.log"
-        tl = TrainingLog(
-            path,
-            p.training,
-            started_at=now - p.training.started_ago_s,
-            rng=random.Random(f"gpu-tui-demo-log:{seed}:{index}"),
-        )
-        try:
-            tl.start(now)
-        except OSError as exc:
-            log.warning("demo: cannot write %s: %s", path, exc)
-            continue
-        logs.append(tl)
-        fleet.training_logs[p.name] = path
-    if logs:
-        fleet._tasks.append(asyncio.create_task(_write_logs(logs, clock), name="demo-training-logs"))
     log.info("demo fleet: %d instances on %s", len(profiles), HOST)
     return fleet
-
-
-async def _write_logs(logs: list[TrainingLog], clock: Callable[[], float]) -> None:
-    while True:
-        await asyncio.sleep(_LOG_TICK_S)
-        now = clock()
-        for tl in logs:
-            try:
-                tl.advance(now)
-            except OSError as exc:  # the temp dir went away: stop writing, keep the fleet
-                log.warning("demo: training log %s: %s", tl.path, exc)
-                logs.remove(tl)
-                break

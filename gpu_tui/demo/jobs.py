@@ -29,13 +29,11 @@ import random
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_tui.core.jobs import JobRequest
 from gpu_tui.demo.condarun import CONDA_EXE, CONDA_ROOT, CONDA_SECONDS, START_ENVS, CondaBox
-from gpu_tui.demo.profiles import JobSpec, Profile
-from gpu_tui.demo.tqdmbar import mmss, tqdm_redraw
+from gpu_tui.demo.profiles import JobSpec, Profile, TrainingSpec
 from gpu_tui.services.jobs.sched_plain import RUNNER_NAME
 
 __all__ = [
@@ -45,12 +43,43 @@ __all__ = [
     "CONDA_ROOT",
     "CONDA_EXE",
     "CONDA_ENVS",
-    "RunShape",
     "SimJob",
     "JobTable",
     "wants_oom",
     "RUNNER_NAME",
 ]
+
+# tqdm's bar as a real `tqdm(total=N)` with a `loss=` postfix writes it: the log rules read it
+_EIGHTHS = " ▏▎▍▌▋▊▉█"  # tqdm's partial cells, in eighths
+_WIDTH = 10
+
+
+def mmss(seconds: float) -> str:
+    """tqdm's time: `MM:SS`, `H:MM:SS` from an hour on."""
+    s = int(seconds)
+    h, rem = divmod(s, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+def tqdm_redraw(desc: str, n: int, total: int, *, it_per_s: float, rate: float, postfix: str) -> str:
+    """One redraw, `\\r` first: `\\rdesc: 45%|████▌     | 450/1000 [00:12<00:15, 36.10it/s, loss=0.5]`.
+
+    Elapsed and remaining time follow the run's steady `it_per_s`; `rate` is the one shown
+    (tqdm's smoothed, noisy estimate), as tqdm's `1.23s/it` below one item a second.
+    """
+    frac = n / total
+    cells = frac * _WIDTH
+    full = int(cells)
+    bar = "█" * full
+    if full < _WIDTH:
+        bar += _EIGHTHS[int((cells - full) * 8)] + " " * (_WIDTH - full - 1)
+    rate_text = f"{rate:.2f}it/s" if rate >= 1.0 else f"{1.0 / rate:.2f}s/it"
+    return (
+        f"\r{desc}: {int(frac * 100):3d}%|{bar}| {n}/{total} "
+        f"[{mmss(n / it_per_s)}<{mmss((total - n) / it_per_s)}, {rate_text}, {postfix}]"
+    )
+
 
 JOB_SECONDS = 150.0
 """How long (simulated seconds) a job started in the demo runs."""
@@ -74,40 +103,11 @@ def wants_oom(command: str) -> bool:
     return _OOM_WORD.search(command) is not None
 
 
-@dataclass(frozen=True, slots=True)
-class RunShape:
-    """A training run: epochs of steps at a steady rate, after `warmup_s` of loading."""
-
-    steps_per_epoch: int
-    epochs: int
-    it_per_s: float
-    loss_start: float
-    loss_end: float
-    warmup_s: float = 2.0
-
-    @property
-    def total(self) -> int:
-        return self.steps_per_epoch * self.epochs
-
-    @property
-    def run_s(self) -> float:
-        """From start to the last step."""
-        return self.warmup_s + self.total / self.it_per_s
-
-    @classmethod
-    def lasting(cls, seconds: float, rng: random.Random) -> RunShape:
-        """A short run (3 epochs) that ends `seconds` after it starts."""
-        seconds = max(0.5, float(seconds))
-        warmup = min(3.0, 0.03 * seconds)
-        steps = 500
-        return cls(
-            steps_per_epoch=steps,
-            epochs=3,
-            it_per_s=3 * steps / (seconds - warmup),
-            loss_start=rng.uniform(2.1, 2.6),
-            loss_end=rng.uniform(0.25, 0.45),
-            warmup_s=warmup,
-        )
+def lasting(seconds: float, rng: random.Random) -> TrainingSpec:
+    """A short run (3 epochs of 500 steps) that ends `seconds` after it starts."""
+    seconds = max(0.5, float(seconds))
+    warmup = min(3.0, 0.03 * seconds)
+    return TrainingSpec(500, 3, 1500 / (seconds - warmup), rng.uniform(2.1, 2.6), rng.uniform(0.25, 0.45), warmup)
 
 
 class SimJob:
@@ -120,7 +120,7 @@ class SimJob:
         command: str,
         *,
         started_at: float,
-        shape: RunShape,
+        shape: TrainingSpec,
         pid: int,
         rng: random.Random,
         header: str,
@@ -381,20 +381,27 @@ class JobTable:
 
     def _add_existing(self, spec: JobSpec, t0: float) -> None:
         t = spec.training
-        started = t0 - t.started_ago_s
+        started = t0 - spec.started_ago_s
         prefix = f"{CONDA_ROOT}/envs/{spec.conda_env}" if spec.conda_env else None
         job_id = time.strftime("%Y%m%d-%H%M%S", time.gmtime(started)) + f"-{self._rng.getrandbits(16):04x}"
         req = JobRequest(
             id=job_id, command=spec.command, cwd=spec.cwd, conda_env=spec.conda_env, conda_prefix=prefix, name=spec.name
         )
-        shape = RunShape(t.steps_per_epoch, t.epochs, t.it_per_s, t.loss_start, t.loss_end)
-        job = self._make(job_id, req.to_json(), spec.command, started, shape, pid=spec.pid or self.new_pid(), note=None)
+        job = self._make(job_id, req.to_json(), spec.command, started, t, pid=spec.pid or self.new_pid(), note=None)
         job.advance(t0, history=True)
         self.jobs[job_id] = job
         self.runners.add(RUNNER_NAME)
 
     def _make(
-        self, job_id: str, json_line: str, command: str, started: float, shape: RunShape, *, pid: int, note: str | None
+        self,
+        job_id: str,
+        json_line: str,
+        command: str,
+        started: float,
+        shape: TrainingSpec,
+        *,
+        pid: int,
+        note: str | None,
     ) -> SimJob:
         p = self.profile
         return SimJob(
@@ -415,7 +422,7 @@ class JobTable:
         """A new job, starting now (a job with the same id is replaced, as its directory would be)."""
         now = self.clock()
         rng = random.Random(f"gpu-tui-demo-job:{job_id}")
-        shape = RunShape.lasting(self.job_seconds, rng)
+        shape = lasting(self.job_seconds, rng)
         first = next((line for line in command.splitlines() if line.strip()), "").strip()
         first = "".join(c if c.isprintable() else "?" for c in first)
         if len(first) > 100:

@@ -15,7 +15,8 @@ no change here; only the values it carries (the job directory, the window size, 
 | `sh -c` runner.window_script                 | size line + last N bytes                    |
 | `sh -c` sched_plain.stop_script              | `stopped SIG` (the plan's first), `finished`, `no pid` (3) |
 | `sh -c` runner.state_path_script             | /root/.gpu-tui once something is there, else 2 |
-| runner.summary_command (`tail -c N`)         | the log's last N bytes                      |
+| `sh -c` series.read.catch_up_script          | the summariser's answer: every point of the log so far |
+| runner.summary_command (`cat; tail -c N`)    | the log's last N bytes                      |
 | runner.follow_command (`tail -c +N -F`)      | a stream of the log's new bytes from byte N on |
 | runner.prune_command (`rm -rf -- DIR...`)    | the jobs are gone                           |
 
@@ -57,16 +58,19 @@ from __future__ import annotations
 import json
 import posixpath
 import shlex
+import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gpu_tui.core.jobs import JOB_ID_RE, JOB_MARK
+from gpu_tui.core.trainlog.series import SeriesReader, encode_points, safe_cut
 from gpu_tui.demo import condascripts
 from gpu_tui.demo.jobs import CONDA_EXE, STATE_DIR, JobTable
 from gpu_tui.demo.program import Program
 from gpu_tui.demo.scriptmatch import HOLE_N, Template
 from gpu_tui.services.conda import FIND_CONDA_SCRIPT
 from gpu_tui.services.jobs import runner, sched_plain
+from gpu_tui.services.jobs.series.read import catch_up_script
 
 if TYPE_CHECKING:
     from gpu_tui.demo.simulate import InstanceSim
@@ -107,6 +111,7 @@ _SCRIPTS: tuple[tuple[str, Template], ...] = (
     ("window", Template(runner.window_script(_DIR, HOLE_N), _DIR, HOLE_N)),
     ("stop", Template(sched_plain.stop_script(_DIR, _PLAN), _DIR, _PLAN)),
     ("state_path", Template(runner.state_path_script(_STATE), _STATE)),
+    ("series", Template(catch_up_script(_STATE, _DIR), _STATE, _DIR)),
 )
 # command lines, before they are split into words; the follow before the summary read, which
 # would take `+N -F` for its N. follow_command prints offset + 1: the hole is HOLE_N + 1.
@@ -236,6 +241,21 @@ def _state_dir(fields: dict[str, str], table: JobTable) -> Program:
     return Program(stdout=path + "\n") if exists else Program(status=2)
 
 
+def _series(fields: dict[str, str], table: JobTable) -> Program:
+    """The summariser's `once` answer (services/jobs/series/summariser.py) over the whole log."""
+    job_id = _job_id(_word(fields.get("dir")))
+    table.advance()
+    job = table.get(job_id) if job_id else None
+    if job is None:
+        return Program(stdout="@@nojob\n")
+    data, ended = bytes(job.log), job.exit_code is not None
+    reader = SeriesReader()
+    points = reader.feed(data if ended else data[: safe_cut(data)]) + (reader.close() if ended else [])
+    status = {"read": reader.offset, "reread": False, "offset": reader.offset, "size": len(data), "closed": ended}
+    body = zlib.compress(encode_points(points).encode("utf-8"))
+    return Program(stdout=b"@@status " + json.dumps(status).encode("utf-8") + b"\n" + body)
+
+
 _SCRIPT_ANSWERS: dict[str, Callable[[dict[str, str], JobTable], Program]] = {
     "list": lambda _fields, table: _list(table),
     "start": _start,
@@ -243,6 +263,7 @@ _SCRIPT_ANSWERS: dict[str, Callable[[dict[str, str], JobTable], Program]] = {
     "window": _window,
     "stop": _stop,
     "state_path": _state_dir,
+    "series": _series,
 }
 
 

@@ -45,14 +45,12 @@ class GpuSpec:
     hot_temp_c: float
     has_fan: bool
     max_sm_mhz: int
-    memory_mhz: int
-    compute_cap: str
 
 
-RTX_4090 = GpuSpec("NVIDIA GeForce RTX 4090", 24564, 450.0, 19.0, 432.0, 31.0, 67.0, True, 3120, 10501, "8.9")
-RTX_3090 = GpuSpec("NVIDIA GeForce RTX 3090", 24576, 350.0, 24.0, 338.0, 33.0, 71.0, True, 2100, 9751, "8.6")
-H100_SXM = GpuSpec("NVIDIA H100 80GB HBM3", 81559, 700.0, 71.0, 688.0, 29.0, 66.0, False, 1980, 2619, "9.0")
-A100_SXM4_80GB = GpuSpec("NVIDIA A100-SXM4-80GB", 81920, 400.0, 57.0, 318.0, 30.0, 58.0, False, 1410, 1593, "8.0")
+RTX_4090 = GpuSpec("NVIDIA GeForce RTX 4090", 24564, 450.0, 19.0, 432.0, 31.0, 67.0, True, 3120)
+RTX_3090 = GpuSpec("NVIDIA GeForce RTX 3090", 24576, 350.0, 24.0, 338.0, 33.0, 71.0, True, 2100)
+H100_SXM = GpuSpec("NVIDIA H100 80GB HBM3", 81559, 700.0, 71.0, 688.0, 29.0, 66.0, False, 1980)
+A100_SXM4_80GB = GpuSpec("NVIDIA A100-SXM4-80GB", 81920, 400.0, 57.0, 318.0, 30.0, 58.0, False, 1410)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,15 +85,18 @@ class AppSpec:
 
 @dataclass(frozen=True, slots=True)
 class TrainingSpec:
-    """A training run that writes a tqdm-style log under the fleet's work dir."""
+    """A training run (demo/jobs.py): epochs of steps at a steady rate, after `warmup_s` of loading."""
 
     steps_per_epoch: int
     epochs: int
     it_per_s: float
     loss_start: float
     loss_end: float
-    started_ago_s: float
-    """How long before the fleet started the run began."""
+    warmup_s: float = 2.0
+
+    @property
+    def total(self) -> int:
+        return self.steps_per_epoch * self.epochs
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,8 @@ class JobSpec:
 
     command: str
     training: TrainingSpec
-    """The run's shape; its `started_ago_s` says when the job started, before the fleet did."""
+    started_ago_s: float
+    """When the job started, before the fleet did."""
     name: str | None = None
     cwd: str | None = None
     conda_env: str | None = None
@@ -127,7 +129,6 @@ class Profile:
     failure: tuple[str, int] | None = None
     """nvidia-smi's failure (stdout text, exit status) for every call; None = healthy."""
     apps: tuple[AppSpec, ...] = ()
-    training: TrainingSpec | None = None
     jobs: tuple[JobSpec, ...] = ()
     """gpu-tui jobs already on the instance (running or finished, by their training's length)."""
     flaky: bool = False
@@ -153,9 +154,6 @@ class Profile:
         return len(self.workloads)
 
 
-_TRAIN_4090 = TrainingSpec(
-    steps_per_epoch=1563, epochs=60, it_per_s=3.41, loss_start=2.31, loss_end=0.31, started_ago_s=5160.0
-)
 _H100_BUS = tuple(f"00000000:{b}:00.0" for b in ("18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"))
 
 DEFAULT_PROFILES: tuple[Profile, ...] = (
@@ -181,24 +179,22 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
             AppSpec(0, 1843, "/root/miniconda3/envs/llm/bin/python", 0.92),
             AppSpec(0, 2907, None, 0.07),
         ),
-        training=_TRAIN_4090,
         jobs=(
             JobSpec(
                 command="python train.py --config configs/resnet50-cifar10.yaml --epochs 60",
-                training=_TRAIN_4090,
+                training=TrainingSpec(steps_per_epoch=1563, epochs=60, it_per_s=3.41, loss_start=2.31, loss_end=0.31),
+                started_ago_s=5160.0,
                 name="resnet50-cifar10",
                 cwd="/root/autodl-tmp",
                 conda_env="llm",
                 pid=1839,
             ),
         ),
-        cpu_count=16,
         cpu_level=31.0,
         mem_used_share=0.41,
         disk_used_kib=19_293_184,
         disk_growth_kib_s=2.0,
         age_s=5400.0,
-        pid1_comm="sh",
         workdir="/root/autodl-tmp",
     ),
     Profile(
@@ -222,21 +218,18 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
         jobs=(
             JobSpec(
                 command="python finetune.py --model llama-3.2-1b --epochs 3 --lr 2e-5",
-                training=TrainingSpec(
-                    steps_per_epoch=800, epochs=3, it_per_s=2.5, loss_start=1.92, loss_end=0.84, started_ago_s=3960.0
-                ),
+                training=TrainingSpec(steps_per_epoch=800, epochs=3, it_per_s=2.5, loss_start=1.92, loss_end=0.84),
+                started_ago_s=3960.0,
                 name="llama-ft",
                 cwd="/root/autodl-tmp",
                 conda_env="llm",
                 pid=27113,
             ),
         ),
-        cpu_count=16,
         cpu_level=1.1,
         mem_used_share=0.05,
         disk_used_kib=9_437_184,
         age_s=72_000.0,
-        pid1_comm="sh",
         workdir="/root/autodl-tmp",
     ),
     Profile(
@@ -270,9 +263,6 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
         driver_version="550.127.05",
         apps=tuple(AppSpec(i, 31200 + i, "/usr/bin/python3", 0.985) for i in range(6))
         + (AppSpec(6, 40771, None, 0.97),),
-        training=TrainingSpec(
-            steps_per_epoch=4000, epochs=12, it_per_s=1.62, loss_start=10.9, loss_end=2.05, started_ago_s=21_900.0
-        ),
         cpu_count=192,
         cpu_level=34.0,
         mem_total_kib=2_113_917_952,
@@ -339,7 +329,6 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
         mem_used_share=0.33,
         disk_used_kib=14_680_064,
         age_s=2700.0,
-        pid1_comm="sh",
         workdir="/root/autodl-tmp",
     ),
 )

@@ -3,10 +3,8 @@ login, exec requests answered by shellsim.plan, and (for a flaky profile) drops.
 
 Built on asyncssh's session API rather than process streams: a long-lived stream is one
 `loop.call_at` timer per channel writing one string per tick, cancelled when the channel closes
-(or, for a Program with `exit_when`, once that gives an exit status: the command has ended).
-Channels carry bytes (a job's log is followed by byte offset); text is sent UTF-8 encoded. A
-command that reads its stdin (a job's start, the runner install) is answered after the client's
-EOF, from what it sent (Program.on_stdin).
+(or, for a Program with `exit_when`, once that gives an exit status). Channels carry bytes; a
+command that reads its stdin (a job's start) is answered after the client's EOF (Program.on_stdin).
 """
 
 from __future__ import annotations

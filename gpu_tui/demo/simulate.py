@@ -1,5 +1,5 @@
 """Readings that move with time: GPU utilisation, memory, temperature, power; host CPU, memory,
-disk and uptime; a growing training log; the instance's gpu-tui jobs (demo/jobs.py).
+disk and uptime; the instance's gpu-tui jobs (demo/jobs.py).
 
 Everything is a function of the clock plus a seeded RNG drawn once at start (phases, noise
 tables), so a fleet with the same seed shows the same curves, and a tick costs a few float ops
@@ -16,10 +16,9 @@ from pathlib import Path
 
 from gpu_tui.demo.condarun import CONDA_SECONDS
 from gpu_tui.demo.jobs import JOB_SECONDS, JobTable
-from gpu_tui.demo.profiles import AppSpec, Profile, TrainingSpec, Workload
-from gpu_tui.demo.tqdmbar import mmss, tqdm_redraw
+from gpu_tui.demo.profiles import AppSpec, Profile, Workload
 
-__all__ = ["GpuSim", "InstanceSim", "TrainingLog", "format_timestamp"]
+__all__ = ["GpuSim", "InstanceSim", "format_timestamp"]
 
 _NOISE_LEN = 127  # prime, so the tables of different metrics do not repeat in step
 _TAU = 2.0 * math.pi
@@ -73,7 +72,6 @@ class GpuSim:
         self._noise = _noise_table(rng)
         self._noise2 = _noise_table(rng)
         datacentre = not spec.has_fan
-        mig_mode = ("Enabled" if profile.mig else "Disabled") if datacentre else "[N/A]"
         bus = profile.bus_ids[index] if index < len(profile.bus_ids) else f"00000000:{index + 1:02X}:00.0"
         self.static: dict[str, str] = {
             "index": str(index),
@@ -81,26 +79,10 @@ class GpuSim:
             "name": spec.name,
             "memory.total": str(spec.memory_total_mib),
             "power.limit": f"{spec.power_limit_w:.2f}",
-            "enforced.power.limit": f"{spec.power_limit_w:.2f}",
-            "power.default_limit": f"{spec.power_limit_w:.2f}",
-            "power.max_limit": f"{spec.power_limit_w:.2f}",
-            "power.min_limit": f"{spec.power_limit_w * (0.29 if datacentre else 0.22):.2f}",
-            "mig.mode.current": mig_mode,
-            "mig.mode.pending": mig_mode,
+            "mig.mode.current": ("Enabled" if profile.mig else "Disabled") if datacentre else "[N/A]",
             "pci.bus_id": bus,
             "driver_version": profile.driver_version,
-            "count": str(profile.gpu_count),
             "serial": str(1_650_922_000_000 + rng.getrandbits(24)) if datacentre else "[N/A]",
-            "compute_cap": spec.compute_cap,
-            "persistence_mode": "Enabled",
-            "display_mode": "Disabled",
-            "display_active": "Disabled",
-            "compute_mode": "Default",
-            "clocks.max.sm": str(spec.max_sm_mhz),
-            "clocks.max.graphics": str(spec.max_sm_mhz),
-            "clocks.max.memory": str(spec.memory_mhz),
-            "vbios_version": "96.00.99.00.01" if datacentre else "95.02.3C.40.E4",
-            "ecc.mode.current": "Enabled" if datacentre else "Disabled",
         }
 
     def _base(self, t: float) -> float:
@@ -130,33 +112,16 @@ class GpuSim:
         temp = int(round(spec.idle_temp_c + (spec.hot_temp_c - spec.idle_temp_c) * lagged / 100.0 + 0.7 * n2))
         power = spec.idle_power_w + (spec.peak_power_w - spec.idle_power_w) * util / 100.0 + 2.5 * n2
         power = min(spec.power_limit_w, max(spec.idle_power_w * 0.85, power))
-        used = self.memory_used(t)
         u = int(round(util))
-        if u < 1:
-            sm = 210
-        else:
-            busy = 0.86 + 0.1 * math.sin(t * 0.37 + self._phase)
-            sm = int(spec.max_sm_mhz * busy if u > 20 else spec.max_sm_mhz * 0.6)
-        pstate = "P8" if u < 1 and used < 256 else ("P2" if u < 50 else "P0")
-        fan = "[N/A]"
-        if spec.has_fan:
-            fan = str(int(max(30.0, min(100.0, 30.0 + (temp - 45) * 1.9))))
-        power_s = f"{power:.2f}"
+        sm = int(spec.max_sm_mhz * (0.86 + 0.1 * math.sin(t * 0.37 + self._phase)) if u > 20 else spec.max_sm_mhz * 0.6)
+        fan = str(int(max(30.0, min(100.0, 30.0 + (temp - 45) * 1.9)))) if spec.has_fan else "[N/A]"
         return {
             "utilization.gpu": "[N/A]" if self.mig else str(u),
-            "utilization.memory": "[N/A]" if self.mig else str(int(u * 0.42)),
-            "memory.used": str(used),
-            "memory.free": str(max(0, spec.memory_total_mib - used - (spec.memory_total_mib // 160))),
-            "memory.reserved": str(spec.memory_total_mib // 160),
+            "memory.used": str(self.memory_used(t)),
             "temperature.gpu": str(temp),
-            "power.draw": power_s,
-            "power.draw.average": power_s,
-            "power.draw.instant": f"{power + 3.1 * n2:.2f}",
+            "power.draw": f"{power:.2f}",
             "fan.speed": fan,
-            "clocks.current.sm": str(sm),
-            "clocks.current.graphics": str(sm),
-            "clocks.current.memory": str(spec.memory_mhz if u >= 1 or used >= 256 else 405),
-            "pstate": pstate,
+            "clocks.current.sm": str(sm if u >= 1 else 210),
         }
 
 
@@ -276,118 +241,5 @@ class InstanceSim:
             "process_name": app.name if app.name is not None else "[Not Found]",
             "used_gpu_memory": memory,
             "gpu_uuid": gpu.uuid,
-            "gpu_name": gpu.spec.name,
-            "gpu_bus_id": gpu.static["pci.bus_id"],
-            "gpu_serial": gpu.static["serial"],
             "timestamp": timestamp,
         }
-
-
-# ---------------------------------------------------------------------------- training log
-
-
-class TrainingLog:
-    """A tqdm-style training log that grows with the clock: `\\r`-separated progress updates with
-    the loss, a summary line per epoch. Bounded: past `max_bytes` the file keeps its newest quarter.
-    """
-
-    def __init__(
-        self,
-        path: Path,
-        spec: TrainingSpec,
-        *,
-        started_at: float,
-        rng: random.Random,
-        max_bytes: int = 512 * 1024,
-    ) -> None:
-        self.path = path
-        self.spec = spec
-        self.started_at = started_at
-        self.max_bytes = max_bytes
-        self._noise = _noise_table(rng)
-        self._step = 0  # steps already written
-        self._size = 0
-        self._done = False
-
-    def _loss(self, step: int) -> float:
-        s = self.spec
-        total = s.steps_per_epoch * s.epochs
-        decay = math.exp(-5.0 * step / max(1, total))
-        loss = s.loss_end + (s.loss_start - s.loss_end) * decay
-        return max(0.0001, loss * (1.0 + 0.06 * self._noise[step % _NOISE_LEN]))
-
-    def _progress(self, step: int) -> str:
-        s = self.spec
-        epoch, done = divmod(step, s.steps_per_epoch)
-        if epoch >= s.epochs:
-            epoch, done = s.epochs - 1, s.steps_per_epoch
-        return tqdm_redraw(
-            f"Epoch {epoch + 1}/{s.epochs}",
-            done,
-            s.steps_per_epoch,
-            it_per_s=s.it_per_s,
-            postfix=f"loss={self._loss(step):.4f}",
-        )
-
-    def _epoch_end(self, epoch: int) -> str:
-        s = self.spec
-        step = (epoch + 1) * s.steps_per_epoch
-        val = self._loss(step) * 1.08
-        return f"\nEpoch {epoch + 1}: train_loss={self._loss(step - 1):.4f} val_loss={val:.4f}\n"
-
-    def _render(self, upto: int, stride: int) -> str:
-        s = self.spec
-        parts: list[str] = []
-        step = self._step
-        while step < upto:
-            nxt = min(upto, step + stride)
-            boundary = (step // s.steps_per_epoch + 1) * s.steps_per_epoch
-            if boundary <= nxt:
-                parts.append(self._progress(boundary))
-                parts.append(self._epoch_end(boundary // s.steps_per_epoch - 1))
-                nxt = boundary
-            else:
-                parts.append(self._progress(nxt))
-            step = nxt
-        self._step = upto
-        return "".join(parts)
-
-    def start(self, now: float) -> None:
-        """Write the run's history up to `now` (thinned to ~300 updates, plus each epoch's end)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        upto = self._target(now)
-        header = (
-            f"[demo] training started {mmss(max(0.0, now - self.started_at))} ago; "
-            f"{self.spec.epochs} epochs x {self.spec.steps_per_epoch} steps\n"
-        )
-        text = header + self._render(upto, max(1, upto // 300)) + self._finish(upto)
-        self.path.write_text(text, encoding="utf-8")
-        self._size = len(text.encode())
-
-    def _finish(self, upto: int) -> str:
-        if self._done or upto < self.spec.steps_per_epoch * self.spec.epochs:
-            return ""
-        self._done = True
-        return f"Training complete: {self.spec.epochs} epochs, final train_loss={self._loss(upto - 1):.4f}\n"
-
-    def _target(self, now: float) -> int:
-        s = self.spec
-        return min(s.steps_per_epoch * s.epochs, max(0, int((now - self.started_at) * s.it_per_s)))
-
-    def advance(self, now: float) -> None:
-        """Append the updates up to `now` (one per second's worth of steps, at most)."""
-        upto = self._target(now)
-        if upto <= self._step:
-            return
-        text = self._render(upto, max(1, int(self.spec.it_per_s))) + self._finish(upto)
-        data = text.encode()
-        if self._size + len(data) > self.max_bytes:
-            old = self.path.read_bytes()[-(self.max_bytes // 4) :]
-            cut = old.find(b"\n")
-            old = old[cut + 1 :] if cut >= 0 else b""
-            self.path.write_bytes(old + data)
-            self._size = len(old) + len(data)
-            return
-        with self.path.open("ab") as f:
-            f.write(data)
-        self._size += len(data)

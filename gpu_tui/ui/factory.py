@@ -21,6 +21,7 @@ from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.remote.local import LocalHost
 from gpu_tui.services.billing import Billing
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
+from gpu_tui.services.jobs.series.cache import SeriesCache
 from gpu_tui.services.notify.ship import ship_configured
 from gpu_tui.services.notify.targets import load_setup
 from gpu_tui.services.onboard import Onboarder
@@ -84,6 +85,7 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
             notify=lambda: load_setup(settings, store),
             ship_notify=lambda host, inst: ship_configured(host, inst, settings, store),
             typed_password=store.remembered,
+            series_cache=SeriesCache(paths.series_cache),
         )
 
     importable = importable_providers(store) if not settings.instances else ()

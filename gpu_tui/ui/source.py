@@ -11,6 +11,7 @@ from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.providers import AccountBalance
 from gpu_tui.remote.host import Host
 from gpu_tui.services.billing import Billing
+from gpu_tui.services.jobs.series.cache import SeriesCache
 from gpu_tui.services.notify.targets import NotifySetup
 from gpu_tui.services.onboard import Onboarder
 from gpu_tui.services.providers import ProviderClient
@@ -51,6 +52,9 @@ class Opened:
     ship_notify: Callable[[Host, InstanceConfig], Awaitable[list[str]]] | None = None
     """Put the notification targets on an instance (before a job starts there), so it reports
     the job's end itself; None for the demo and this machine."""
+    series_cache: SeriesCache | None = None
+    """Copies of jobs' series files (shared with `gpu-tui metrics`): a log screen opened again
+    fetches only what the instance appended; None for the demo and this machine."""
     make_host: Callable[[InstanceConfig], Host] | None = None
     """A fresh, unconnected host for an instance (shutdown verifies with one); None where
     gpu-tui does not power instances off (this machine, the demo)."""

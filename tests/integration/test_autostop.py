@@ -105,7 +105,9 @@ async def test_fires_once_idle_for_the_idle_time(sshd_instance, tmp_path: Path) 
     calls = sshd_instance.shutdown_calls()
     assert [(c["action"], c["argv"], c["uid"]) for c in calls] == [("poweroff", ["shutdown", "-h", "now"], 0)]
     log = log_text(sshd_instance)
-    assert f"firing {idle}/{idle}s gpu=0 " in log
+    # held >= idle: on a loaded machine a check can come late, and the count jump from 2 to 4
+    fired = re.search(rf"firing (\d+)/{idle}s gpu=0 ", log)
+    assert fired is not None and int(fired.group(1)) >= idle, log
     assert 'shutdown if [ "$(id -u)" = 0 ]; then shutdown -h now' in log  # the generic profile's line
 
 

@@ -67,3 +67,28 @@ def test_a_command_writes_at_once_and_a_power_on_bills_from_now(tmp_path: Path) 
     assert stored(path)[-1] == (T0 + 5000, T0 + 5000, 2.5, None)
     with Billing(path) as billing:
         assert not billing.shut_down("nothing-here", T0)  # nothing open to close
+
+
+async def test_queued_sightings_are_written_off_the_loop_once_a_tick_and_before_any_read_or_close(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "l.sqlite3"
+    billing = Billing.for_dashboard(path)
+    other = BOX.model_copy(update={"name": "other"})
+    billing.queue(BOX, 3600, T0)
+    billing.queue(other, 60, T0)
+    billing.queue(BOX, None, T0 + 1)  # an unknown uptime is no sighting
+    assert billing.queued == 3 and stored(path) == []  # nothing written on the event loop
+    assert await billing.write_queued()
+    assert billing.queued == 0
+    assert sorted(stored(path)) == [(T0 - 3600, T0, 2.0, None), (T0 - 60, T0, 2.0, None)]
+    assert await billing.write_queued()  # nothing queued: nothing to do
+    billing.queue(BOX, 3600 + DASHBOARD_WRITE_SECONDS + 1, T0 + DASHBOARD_WRITE_SECONDS + 1)
+    # a read writes the queue first
+    assert max(iv.end for iv in billing.intervals() if iv.name == "box") == T0 + DASHBOARD_WRITE_SECONDS + 1
+    billing.queue(other, 70, T0 + 10)
+    assert billing.shut_down("other", T0 + 10)  # the queue is written before the interval closes
+    assert [e for s, e, _r, _c in sorted(stored(path)) if s == T0 - 60] == [T0 + 10]
+    billing.queue(BOX, 3600 + 2 * DASHBOARD_WRITE_SECONDS + 2, T0 + 2 * DASHBOARD_WRITE_SECONDS + 2)
+    billing.close()
+    assert max(e for _s, e, _r, _c in stored(path)) == T0 + 2 * DASHBOARD_WRITE_SECONDS + 2

@@ -46,7 +46,7 @@ async def test_conda_is_in_home_but_not_on_path(sshd_instance, tmp_path: Path) -
     assert inst.conda_envs() == ["base", "llm", "py311"]
 
 
-async def test_env_list_and_info(sshd_instance, tmp_path: Path) -> None:
+async def test_env_list(sshd_instance, tmp_path: Path) -> None:
     inst = sshd_instance
     root = str(inst.conda_root())
     expected = [root, f"{root}/envs/llm", f"{root}/envs/py311"]
@@ -54,9 +54,6 @@ async def test_env_list_and_info(sshd_instance, tmp_path: Path) -> None:
     try:
         listed = await host.run(f"{CONDA} env list --json")
         text = await host.run(f"{CONDA} env list")
-        info_envs = await host.run(f"{CONDA} info --envs --json")
-        info = await host.run(f"{CONDA} info --json")
-        base = await host.run(f"{CONDA} info --base")
     finally:
         await host.close()
     assert listed.ok and json.loads(listed.stdout) == {"envs": expected}
@@ -65,40 +62,6 @@ async def test_env_list_and_info(sshd_instance, tmp_path: Path) -> None:
     assert lines[:2] == ["# conda environments:", "#"]
     rows = [ln.split() for ln in lines[2:] if ln.strip()]
     assert rows == [["base", root], ["llm", expected[1]], ["py311", expected[2]]]  # nothing active: no "*"
-    assert json.loads(info_envs.stdout)["envs"] == expected
-    d = json.loads(info.stdout)
-    assert d["root_prefix"] == root and d["conda_version"] == sshd_lib.CONDA_VERSION
-    assert d["active_prefix"] is None and d["platform"] == "linux-64" and d["envs"] == expected
-    assert base.stdout.strip() == root
-
-
-async def test_conda_run(sshd_instance, tmp_path: Path) -> None:
-    inst = sshd_instance
-    root = inst.conda_root()
-    host = await connected(inst, tmp_path)
-    try:
-        env_name = await host.run(
-            f"{CONDA} run -n llm --no-capture-output "
-            f"""python -c "import os,sys; print(os.environ['CONDA_DEFAULT_ENV'])" """
-        )
-        where = await host.run(
-            f"{CONDA} run -p {root}/envs/py311 --cwd /tmp python -c "
-            "'import os,sys; print(sys.executable, os.environ[\"CONDA_PREFIX\"], os.getcwd())'"
-        )
-        code = await host.run(f"{CONDA} run -n py311 python -c 'import sys; print(1); sys.exit(3)'")
-        missing = await host.run(f"{CONDA} run -n nope python -V")
-        no_cmd = await host.run(f"{CONDA} run -n llm --no-capture-output no-such-tool")
-    finally:
-        await host.close()
-    assert env_name.ok and env_name.stdout == "llm\n"
-    exe, prefix, cwd = where.stdout.split()
-    assert (exe, prefix, cwd) == (f"{root}/envs/py311/bin/python", f"{root}/envs/py311", "/tmp")
-    assert where.stdout.endswith("\n\n")  # captured output is print()ed: one extra newline
-    assert code.exit_status == 3 and code.stdout.strip() == "1"
-    assert "`conda run python -c" in code.stderr and "failed. (See above for error)" in code.stderr
-    assert missing.exit_status == 1
-    assert f"EnvironmentLocationNotFound: Not a conda environment: {root}/envs/nope" in missing.stderr
-    assert no_cmd.exit_status == 127 and "no-such-tool: command not found" in no_cmd.stderr
 
 
 async def test_create_install_remove_round_trip(sshd_instance, tmp_path: Path) -> None:
@@ -119,19 +82,21 @@ async def test_create_install_remove_round_trip(sshd_instance, tmp_path: Path) -
         assert again.exit_status == 1 and "CondaSystemExit: Exiting." in again.stderr
         assert "A conda environment already exists" in again.stdout
 
-        inst_ = await host.run(f"{CONDA} install -n demo -c conda-forge numpy -y")
+        inst_ = await host.run(f"{CONDA} install -n demo numpy -y")
         assert inst_.ok, inst_.stderr
-        pkgs = {p["name"]: p for p in json.loads((await host.run(f"{CONDA} list -n demo --json")).stdout)}
-        assert pkgs["python"]["version"].startswith("3.11.") and pkgs["numpy"]["channel"] == "conda-forge"
-        assert inst.conda_packages("demo")["numpy"] == pkgs["numpy"]["version"]
+        assert "The following NEW packages will be INSTALLED:" in inst_.stdout
+        pkgs = inst.conda_packages("demo")
+        assert pkgs["python"].startswith("3.11.") and f"numpy-{pkgs['numpy']}-" in inst_.stdout
 
         base = await host.run(f"{CONDA} env remove -n base -y")
         assert base.exit_status == 1 and "CondaEnvironmentError" in base.stderr
         removed = await host.run(f"{CONDA} env remove -n demo -y")
         assert removed.ok and not (root / "envs/demo").exists()
         assert inst.conda_envs() == ["base", "llm", "py311"]
-        gone = await host.run(f"{CONDA} remove -n demo --all -y")
+        gone = await host.run(f"{CONDA} env remove -n demo -y")
         assert gone.exit_status == 1 and "EnvironmentLocationNotFound" in gone.stderr
+        unknown = await host.run(f"{CONDA} search numpy")
+        assert unknown.exit_status == 2 and "conda: error: argument verb: invalid choice: 'search'" in unknown.stderr
     finally:
         await host.close()
 
@@ -160,39 +125,22 @@ async def test_slow_create_is_visible_midway(sshd_instance, tmp_path: Path) -> N
         await host.close()
 
 
-async def test_activate_error_init_and_interactive_shells(sshd_instance, tmp_path: Path) -> None:
+async def test_init_and_version(sshd_instance, tmp_path: Path) -> None:
     inst = sshd_instance
     host = await connected(inst, tmp_path)
     try:
-        act = await host.run(f"{CONDA} activate llm")
-        assert act.exit_status == 1
-        assert act.stderr.strip() == "CondaError: Run 'conda init' before 'conda activate'"
-
         first = await host.run(f"{CONDA} init bash")
         second = await host.run(f"{CONDA} init bash")
         assert first.ok and f"modified      {inst.home()}/.bashrc" in first.stdout
         assert second.ok and "No action taken." in second.stdout
         bashrc = (inst.home() / ".bashrc").read_text()
         assert bashrc.count("# >>> conda initialize >>>") == 1 and bashrc.count("# <<< conda initialize <<<") == 1
-
-        # Still nothing for `ssh host cmd` (~/.bashrc returns before the block) ...
+        # Still nothing for `ssh host cmd` (~/.bashrc returns before the block)
         assert (await host.run("command -v conda")).exit_status == 1
-        # ... but an interactive shell gets the conda function with base active.
-        inter = await host.run(
-            "bash -ic 'command -v conda; echo $CONDA_DEFAULT_ENV; conda activate llm; "
-            "echo $CONDA_DEFAULT_ENV; command -v python' 2>/dev/null"
-        )
-        assert inter.stdout.split() == ["conda", "base", "llm", f"{inst.conda_root()}/envs/llm/bin/python"]
-        # source bin/activate works without init, as in scripts
-        src = await host.run(". ~/miniconda3/bin/activate py311 && echo $CONDA_DEFAULT_ENV && command -v python")
-        assert src.stdout.split() == ["py311", f"{inst.conda_root()}/envs/py311/bin/python"]
 
         inst.set_conda_version("23.7.4")
-        old = await host.run(f"{CONDA} --version; {CONDA} activate llm")
+        old = await host.run(f"{CONDA} --version")
         assert old.stdout.strip() == "conda 23.7.4"
-        assert (
-            "CommandNotFoundError: Your shell has not been properly configured to use 'conda activate'." in old.stderr
-        )
     finally:
         await host.close()
 
@@ -210,10 +158,11 @@ async def test_password_user_has_its_own_copy(sshd_instance, password_user, tmp_
         assert json.loads(listing + "}")["envs"][0] == str(root)
         assert owner.strip() == user
         # A bare `conda create` makes an env without python, as real conda does.
-        bare = await host.run(f"{CONDA} create -n mine -y && {CONDA} run -n mine python -V")
-        assert bare.exit_status == 127 and "python: command not found" in bare.stderr
+        bare = await host.run(f"{CONDA} create -n mine -y && ~/miniconda3/envs/mine/bin/python -V")
+        assert bare.exit_status == 127 and "No such file or directory" in bare.stderr
         made = await host.run(
-            f"{CONDA} install -n mine python=3.11 -y && {CONDA} run -n mine python -c 'import os; print(os.getuid())'"
+            f"{CONDA} install -n mine python=3.11 -y && "
+            "~/miniconda3/envs/mine/bin/python -c 'import os; print(os.getuid())'"
         )
         assert made.ok, made.stderr
         assert made.stdout.split()[-1] == str(password_user.uid)
@@ -230,11 +179,9 @@ async def test_set_conda_moves_and_removes_the_install(sshd_instance, tmp_path: 
     assert inst.conda_location() == "anaconda3" and inst.conda_envs() == ["base", "extra", "llm", "py311"]
     host = await connected(inst, tmp_path)
     try:
-        res = await host.run(
-            "test -e ~/miniconda3; echo $?; ~/anaconda3/bin/conda info --base; "
-            "~/anaconda3/bin/conda run -n extra python -c 'import sys; print(sys.prefix)'"
-        )
-        assert res.stdout.split()[:2] == ["1", str(inst.home() / "anaconda3")]
+        res = await host.run("test -e ~/miniconda3; echo $?; ~/anaconda3/bin/conda env list")
+        assert res.stdout.split()[:4] == ["1", "#", "conda", "environments:"]
+        assert ["extra", f"{inst.home()}/anaconda3/envs/extra"] in [ln.split() for ln in res.stdout.splitlines()]
         inst.set_conda(False)
         res = await host.run("ls -d ~/miniconda3 ~/anaconda3 ~/miniforge3 2>/dev/null; echo done")
         assert res.stdout.strip() == "done"

@@ -6,6 +6,7 @@ while sshd is down, a taken local port, nothing listening, a bad PORT spec, Ctrl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import http.server
 import signal
@@ -22,6 +23,7 @@ from sshd import free_port
 from sshhelp import cli_env, config_text, run_gpu_tui, ssh_host
 from waiting import until, until_sync
 
+from gpu_tui.commands import forward_cmd
 from gpu_tui.core.errors import InputError
 from gpu_tui.core.forwardspec import ForwardSpec
 from gpu_tui.remote.forwarding import PortInUse
@@ -158,6 +160,35 @@ def test_forward_cli_survives_sshd_restart_and_ctrl_c_closes(tmp_path, sshd_inst
     assert "forwards closed" in c.stderr()
     assert "Traceback" not in c.stderr()
     assert port_free(local)
+
+
+async def _a_cancel_lost_in_wait_for(host: object) -> None:
+    """What Python 3.11's asyncio.wait_for does when a cancel comes in the tick its awaited
+    result does (CPython gh-86296): it returns the result and the cancel is gone. Ctrl+C met it
+    in the uptime read `forward` does as it connects; here the cancel is sent on purpose."""
+    loop = asyncio.get_running_loop()
+    result: asyncio.Future[None] = loop.create_future()
+    task = asyncio.current_task()
+    assert task is not None
+
+    def at_once() -> None:
+        result.set_result(None)
+        task.cancel()
+
+    loop.call_soon(at_once)
+    with contextlib.suppress(asyncio.CancelledError):  # 3.12 and later keep the cancel
+        await asyncio.wait_for(result, 10)
+        assert task.cancelling() == 1
+
+
+async def test_forward_ends_on_a_cancel_that_wait_for_lost(tmp_path, sshd_instance, web) -> None:
+    host = ssh_host(sshd_instance, tmp_path, on_connect=_a_cancel_lost_in_wait_for)
+    run = asyncio.create_task(forward_cmd._forward(host, [ForwardSpec(web.server_port, 0)], "127.0.0.1"))
+    done, _pending = await asyncio.wait({run}, timeout=10)
+    if not done:
+        run.cancel()
+    assert done and run.cancelled(), "the forward went on after its cancel"
+    assert not host.connected
 
 
 def test_forward_cli_local_port_in_use(tmp_path, sshd_instance, web) -> None:

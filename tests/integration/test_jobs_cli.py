@@ -9,6 +9,8 @@ import pytest
 from sshhelp import run_gpu_tui
 from waiting import until_sync
 
+from gpu_tui.core.trainlog.hints import hint_for
+
 pytestmark = pytest.mark.sshd
 
 JOB_KEYS = {
@@ -24,6 +26,7 @@ JOB_KEYS = {
     "log_path",
     "log_bytes",
     "failure",
+    "hint",
     "progress",
     "last_loss",
     "scheduler_job_id",
@@ -93,10 +96,17 @@ def test_failure_and_exit_codes(sshd_instance, tmp_path: Path) -> None:
     job = wait_state(tmp_path, sshd_instance, job_id, {"failed"})
     assert job["exit_code"] == 1
     assert job["failure"] == "ModuleNotFoundError: torch_missing_module_xyz"
+    assert job["hint"] == hint_for("ModuleNotFoundError: x") and "pip install" in job["hint"]
+    # the table says it under the jobs, one line each; in Chinese where the settings say so
+    table = cli(tmp_path, sshd_instance, "jobs", sshd_instance.name)
+    assert f"{job_id}  {job['hint']}" in table.stdout.splitlines()
+    zh = cli(tmp_path, sshd_instance, "--lang", "zh-CN", "jobs", sshd_instance.name, "--json")
+    assert "安装" in {j["id"]: j for j in json.loads(zh.stdout)["jobs"]}[job_id]["hint"]
 
     nan = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--", "echo 'loss: 0.5'; echo 'loss: nan'")
     job = wait_state(tmp_path, sshd_instance, nan.stdout.strip(), {"succeeded", "failed"})
     assert (job["state"], job["failure"], job["last_loss"]) == ("succeeded", "NaN loss", None)
+    assert "learning rate" in job["hint"]
 
 
 def test_follow_until_the_job_ends_and_stop(sshd_instance, tmp_path: Path) -> None:
@@ -114,7 +124,7 @@ def test_follow_until_the_job_ends_and_stop(sshd_instance, tmp_path: Path) -> No
     assert stop.returncode == 0, stop.stderr
     assert "stopped INT" in stop.stdout
     job = wait_state(tmp_path, sshd_instance, long.stdout.strip(), {"stopped"})
-    assert job["failure"] is None
+    assert job["failure"] is None and job["hint"] is None
 
 
 def test_bad_input_is_refused_with_exit_2(sshd_instance, tmp_path: Path) -> None:
@@ -158,3 +168,47 @@ def test_run_in_a_conda_env_without_activate(sshd_instance, tmp_path: Path) -> N
     logs = cli(tmp_path, sshd_instance, "logs", sshd_instance.name, job["id"])
     env, exe = logs.stdout.split()
     assert env == "llm" and exe == str(sshd_instance.conda_root() / "envs" / "llm" / "bin" / "python")
+
+
+LONG_TAIL = r"""python3 - <<'EOF'
+print("***** Running training *****\n  Num examples = 8000\n  Num Epochs = 2\n  Total optimization steps = 1000")
+for s in range(1, 501):
+    print(f"step {s} | loss {1.0 / s:.4f}")
+for i in range(6000):  # 330 KB with no loss and no progress in it: more than the end `jobs` reads
+    print(f"[worker {i % 8}] prefetched shard {i:06d} of the training set")
+EOF"""
+
+
+def test_a_loss_and_the_run_length_from_before_the_logs_end_come_from_the_instances_series(
+    sshd_instance, tmp_path: Path
+) -> None:
+    """`jobs` reads the log's last 256 KiB; the summariser on the instance has read the whole
+    log, so its series.last fills in the loss and the run's progress printed before that end."""
+    res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--name", "long-tail", "--", LONG_TAIL)
+    assert res.returncode == 0, res.stderr
+    job_id = res.stdout.strip()
+    wait_state(tmp_path, sshd_instance, job_id, {"succeeded"})
+    # the summariser's last catch-up follows the job's end by a moment
+    job = until_sync(
+        lambda: (j := jobs_json(tmp_path, sshd_instance)[job_id])["last_loss"] is not None and j, 30, what="the loss"
+    )
+    assert job["last_loss"] == pytest.approx(0.002) and job["log_bytes"] > 256 * 1024
+    assert job["progress"] == {
+        "percent": 50.0,
+        "eta_seconds": None,
+        "epoch": None,
+        "epochs": 2,
+        "step": 500,
+        "steps": 1000,
+    }
+    # without the instance's summary, the end alone says neither
+    last = Path(job["log_path"]).with_name("series.last")
+    last.unlink()
+    job = jobs_json(tmp_path, sshd_instance)[job_id]
+    assert job["last_loss"] is None and job["progress"] is None
+
+
+def jobs_json(tmp: Path, inst) -> dict[str, dict]:
+    res = cli(tmp, inst, "jobs", inst.name, "--json")
+    assert res.returncode == 0, res.stderr
+    return {j["id"]: j for j in json.loads(res.stdout)["jobs"]}

@@ -21,6 +21,7 @@ from waiting import until
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.jobs import JobRequest, new_job_id
+from gpu_tui.core.trainlog.hints import hint_for
 from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services import autostop as autostopsvc
 from gpu_tui.services.jobs import runner as jobsvc
@@ -101,6 +102,9 @@ async def connected(sshd_instance, tmp_path: Path) -> SshHost:
 
 def state(sshd_instance) -> Path:
     return sshd_instance.home() / ".gpu-tui"
+
+
+ZH_EXIT_HINT = "程序出错退出但没有 traceback: 日志的最后几行会说明原因"
 
 
 def outbox(sshd_instance) -> list[dict]:
@@ -254,6 +258,8 @@ async def test_a_failed_job_sends_one_message_naming_its_failure(
     assert msg["title"] == "gpu: job train-a failed: CUDA out of memory", msg
     assert "last loss 0.91" in msg["message"] and "exit code 1" in msg["message"] and "ran " in msg["message"]
     assert "cost ¥" in msg["message"]
+    # what to do about it, on a line of its own (core/hints)
+    assert msg["message"].splitlines()[-1] == hint_for("CUDA out of memory")
     line = outbox(sshd_instance)[0]
     assert line["id"] == f"job_end:{req.id}" and line["job"] == "train-a" and line["targets"][0]["ok"]
     # asked again (a runner restarted, a retry by hand): still one message
@@ -296,6 +302,7 @@ async def test_the_curl_path_names_the_exit_code_in_chinese(
         await until(lambda: outbox(sshd_instance), timeout=60, what="the python3 notice")
         assert server.seen[0].json["title"] == f"gpu: 任务 {req.id} 失败: exit code 3"
         assert server.seen[0].json["message"].startswith("运行 ")
+        assert server.seen[0].json["message"].splitlines()[-1] == ZH_EXIT_HINT
         # the same end, sent again as an instance without python3 would send it
         server.seen.clear()
         (s / "jobs" / req.id / "notified").unlink()
@@ -303,6 +310,7 @@ async def test_the_curl_path_names_the_exit_code_in_chinese(
         assert res.ok, res
         assert len(server.seen) == 1 and server.seen[0].json["title"] == f"gpu: 任务 {req.id} 失败: exit code 3"
         assert server.seen[0].json["message"].startswith("运行 ") and "退出码 3" in server.seen[0].json["message"]
+        assert server.seen[0].json["message"].splitlines()[-1] == ZH_EXIT_HINT
         assert outbox(sshd_instance)[-1]["via"] == "curl"
     finally:
         await host.close()
@@ -383,6 +391,32 @@ def quick_watch(sshd_instance, grace: float) -> None:
     doc_path.write_text(json.dumps(doc))
 
 
+async def test_the_budget_is_a_wall_even_for_a_sender_that_hangs(
+    sshd_instance, tmp_path: Path, server: NotifyServer
+) -> None:
+    """A curl that ignores its own time limit (a loaded machine's forks did the same, seconds at a
+    time) is stopped at the budget's end, and the outbox says so."""
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    s = state(sshd_instance)
+    try:
+        await nr.install_notify(host, inst, urls(server)[:1], ["job_end"], "en")
+        (s / "notify" / "sh" / "settings").write_text("2\n2\n3\n0\n¥\n")  # 2 s a try, 2 tries, 3 s in all
+        path = tool_dir(tmp_path, curl=True)
+        (path / "curl").unlink()
+        (path / "curl").write_text("#!/bin/sh\nexec sleep 60\n")
+        (path / "curl").chmod(0o755)
+        started = time.time()
+        res = await host.run(f"PATH={path} sh {s}/bin/notify-v1.sh {s} test", timeout=60)
+        took = time.time() - started
+        assert res.exit_status == 3 and took < 3 + 3, (res, took)
+        (line,) = outbox(sshd_instance)
+        assert [(t["ok"], t["error"], t["attempts"]) for t in line["targets"]] == [(False, "no time left", 1)]
+        assert "stopped at the budget's end" in (s / "notify" / "sender.log").read_text()
+    finally:
+        await host.close()
+
+
 async def test_a_nan_loss_while_the_job_runs_is_sent_once(sshd_instance, tmp_path: Path, server: NotifyServer) -> None:
     inst = inst_of(sshd_instance)
     host = await connected(sshd_instance, tmp_path)
@@ -393,6 +427,8 @@ async def test_a_nan_loss_while_the_job_runs_is_sent_once(sshd_instance, tmp_pat
         req = await jobsvc.start_job(host, inst, JobRequest(id=new_job_id(), command=command, name="nan-run"))
         await until(lambda: server.seen, timeout=60, what="the job_failure notice")
         assert server.seen[0].json["title"] == "gpu: job nan-run: NaN loss (still running)"
+        # the sender appends the outbox line once every target has answered, just after the server saw it
+        await until(lambda: outbox(sshd_instance), timeout=30, what="the job_failure outbox line")
         assert outbox(sshd_instance)[0]["id"] == f"job_failure:{req.id}"
         await jobsvc.stop_job(host, inst, req.id)
         await until(lambda: len(outbox(sshd_instance)) == 2, timeout=60, what="the job_end notice")

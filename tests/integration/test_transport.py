@@ -13,6 +13,7 @@ from gpu_tui.core.errors import AuthFailed, ConnectionLost, HostKeyChanged, Host
 from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.models import GpuErrorKind
 from gpu_tui.remote.quoting import quote
+from gpu_tui.remote.ssh import SshHost
 from gpu_tui.services.status import sample_host
 
 pytestmark = pytest.mark.sshd
@@ -171,5 +172,28 @@ async def test_streamed_lines_are_exactly_the_output(sshd_instance, tmp_path: Pa
         async with host.stream("echo x; exit 7") as lines:
             assert [line async for line in lines] == ["x"]
             assert await lines.wait_exit() == 7
+    finally:
+        await host.close()
+
+
+def _ciphers(host: SshHost) -> tuple[str, str]:
+    conn = host._conn  # the negotiated cipher is asyncssh's to tell, not part of SshHost's API
+    assert conn is not None
+    return conn.get_extra_info("send_cipher"), conn.get_extra_info("recv_cipher")
+
+
+async def test_aes_gcm_is_negotiated_and_a_users_ciphers_still_win(sshd_instance, tmp_path: Path) -> None:
+    host = ssh_host(sshd_instance, tmp_path)
+    await host.connect()
+    try:
+        assert _ciphers(host) == ("aes128-gcm@openssh.com", "aes128-gcm@openssh.com")
+    finally:
+        await host.close()
+    config = tmp_path / "ssh_config"
+    config.write_text("Host *\n  Ciphers aes256-ctr\n")
+    host = ssh_host(sshd_instance, tmp_path, ssh_config=config)
+    await host.connect()
+    try:
+        assert _ciphers(host) == ("aes256-ctr", "aes256-ctr")
     finally:
         await host.close()

@@ -15,6 +15,7 @@ from gpu_tui.config.settings import parse_settings
 from gpu_tui.ui.factory import build_app, config_source
 from gpu_tui.ui.screens import DetailScreen, HelpScreen, PasswordScreen, TrustKeyScreen, WelcomeScreen
 from gpu_tui.ui.widgets import InstanceTable
+from gpu_tui.ui.widgets.text_strips import TextStrips
 
 
 async def test_instances_in_config_order_first_selected_and_live(inproc_fleet, tmp_path: Path) -> None:
@@ -51,6 +52,28 @@ async def test_detail_and_help_screens(inproc_fleet, tmp_path: Path) -> None:
         await pilot.press("escape")
         await pilot.press("question_mark")  # the default key no longer opens help
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_the_detail_screen_is_kept_and_shows_the_instance_it_was_opened_on(inproc_fleet, tmp_path: Path) -> None:
+    """One detail screen is composed and pushed again for each `enter`, on the instance selected
+    then; hidden, it stops redrawing."""
+    fleet = await inproc_fleet(steady("h100", 100), steady("l40s", 30, gpus=8))
+    first, second = fleet.names
+    app = inproc_app(tmp_path, fleet)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.fleet is not None and all(v.frame for v in app.fleet.views.values()))
+        await pilot.press("enter")
+        detail = app.screen
+        assert isinstance(detail, DetailScreen)
+        charts = detail.query_one("#charts", TextStrips)
+        assert charts.text.plain.startswith(first) and "1x" in charts.text.plain
+        await pilot.press("escape", "j", "enter")
+        assert app.screen is detail
+        assert charts.text.plain.startswith(second) and "8x" in charts.text.plain
+        await pilot.press("escape")
+        drawn = charts.text
+        await pilot.pause(4.5)  # past two 2 s redraws: none while the dashboard is shown
+        assert charts.text is drawn
 
 
 async def test_offline_and_back_is_shown(sshd_instance, tmp_path: Path) -> None:

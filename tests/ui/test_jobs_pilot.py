@@ -11,6 +11,7 @@ from pilothelp import make_app, state_of
 from textual.widgets import Input, Log, Select, Static
 from waiting import wait_for
 
+from gpu_tui.core.trainlog.hints import hint_for
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.job_log import JobLogScreen
 from gpu_tui.ui.screens.run_job import NO_ENV, RunJobScreen
@@ -113,3 +114,57 @@ async def test_environment_check_screen(sshd_instance, tmp_path: Path) -> None:
         assert "nvidia-smi" in text() and "conda init bash" in text()
         await pilot.press("escape")
         assert not isinstance(app.screen, EnvCheckScreen)
+
+
+async def test_the_log_screen_is_kept_stops_reading_when_closed_and_shows_the_next_job(
+    sshd_instance, tmp_path: Path
+) -> None:
+    """`l` pushes one kept log screen: closed, its workers stop (no log followed off screen);
+    opened on the newer job, it shows that job's log only. The whole run's series is kept in the
+    cache dir."""
+    app = make_app(tmp_path, [sshd_instance])
+    async with app.run_test(size=(100, 32)) as pilot:
+        name = sshd_instance.name
+        await wait_for(pilot, lambda: state_of(app, name) == "online")
+        await fill_and_start(pilot, app, "echo first-job-line; sleep 20", name="first")
+        await wait_for(pilot, lambda: any(j.name == "first" and j.state == "running" for j in jobs_of(app, name)))
+        await pilot.press("l")
+        screen = app.screen
+        assert isinstance(screen, JobLogScreen)
+        await wait_for(pilot, lambda: "first-job-line" in screen.query_one(Log).lines)
+        # the whole run's series is kept here, as `metrics` keeps it: the next open fetches what was added
+        cache, first = app.opened.series_cache, next(j for j in jobs_of(app, name) if j.name == "first")
+        assert cache is not None and cache.root == tmp_path / "data" / "cache" / "series"
+        copy = cache.path(app.fleet.views[name].config, first.id)
+        await wait_for(pilot, copy.exists, what="the series copy")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not any(w.is_running for w in screen.workers if w.node is screen))
+
+        await fill_and_start(pilot, app, "echo second-job-line; sleep 20", name="second")
+        await wait_for(pilot, lambda: any(j.name == "second" and j.state == "running" for j in jobs_of(app, name)))
+        await pilot.press("l")
+        assert app.screen is screen
+        second = next(j for j in jobs_of(app, name) if j.name == "second")
+        assert screen.job.id == second.id
+        await wait_for(pilot, lambda: "second-job-line" in screen.query_one(Log).lines)
+        assert "first-job-line" not in screen.query_one(Log).lines
+        assert screen.query_one("#jobs", Select).value == second.id
+
+
+async def test_a_failed_jobs_log_screen_says_what_to_do(sshd_instance, tmp_path: Path) -> None:
+    """The head names the failure the log shows and, on a line of its own, what to do about it."""
+    app = make_app(tmp_path, [sshd_instance])
+    async with app.run_test(size=(100, 32)) as pilot:
+        name = sshd_instance.name
+        await wait_for(pilot, lambda: state_of(app, name) == "online")
+        oom = "echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB'; exit 1"
+        await fill_and_start(pilot, app, oom, name="oom")
+        await wait_for(pilot, lambda: any(j.name == "oom" and j.state == "failed" for j in jobs_of(app, name)))
+        await pilot.press("l")
+        screen = app.screen
+        assert isinstance(screen, JobLogScreen)
+        head = screen.query_one("#head", Static)
+        await wait_for(pilot, lambda: "CUDA out of memory" in str(head.render()), what="the failure in the head")
+        hint = hint_for("CUDA out of memory")
+        assert hint is not None
+        await wait_for(pilot, lambda: hint in str(head.render()).replace("\n", " "), what="the hint")

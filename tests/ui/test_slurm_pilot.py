@@ -43,6 +43,12 @@ async def test_queue_gpus_and_cancel_in_the_dashboard(sshd_factory, tmp_path: Pa
         await wait_for(pilot, lambda: "pending (Resources)" in host_text(), timeout=60)
         # the queue: the running job with its node and time of its limit; the partitions' GPUs
         await wait_for(pilot, lambda: "GPUs 2/2 in use" in host_text(), timeout=60)
+
+        def holder() -> str:
+            return next((line for line in host_text().splitlines() if "holder" in line), "")
+
+        # its start time may come a listing after its state: `running @vm`, then `... 0m05s/10m00s`
+        await wait_for(pilot, lambda: holder().endswith("/10m00s"), timeout=30)
         text = host_text()
         holder_line = next(line for line in text.splitlines() if "holder" in line)
         assert "running @" in holder_line and holder_line.endswith("/10m00s"), holder_line

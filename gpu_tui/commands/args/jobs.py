@@ -29,11 +29,21 @@ def add_job_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     run.add_argument("--partition", metavar="P", help=_('SLURM partition (scheduler = "slurm" instances)'))
     run.add_argument("--time", metavar="T", help=_('SLURM time limit, e.g. 04:00:00 (scheduler = "slurm" instances)'))
     run.add_argument("--tmux", action="store_true", help=_("run inside tmux (attach with `tmux attach -t gpu-tui-ID`)"))
+    run.add_argument(
+        "--metrics",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help=_(
+            "where the run writes TensorBoard, trainer_state.json, CSV or MLflow files, "
+            "if not below its working directory (repeatable)"
+        ),
+    )
     # the words after `--` are put in args.cmd by cli.parse_args, never parsed as options
     run.set_defaults(cmd=[])
     run.usage = (
         "gpu-tui run NAME [--gpus N] [--partition P] [--time T] [--env ENV] [--cwd DIR] [--name JOB] "
-        "[--setenv K=V]... [--tmux] -- CMD..."
+        "[--setenv K=V]... [--metrics DIR]... [--tmux] -- CMD..."
     )
 
     jobs = sub.add_parser("jobs", help=_("list an instance's jobs"))

@@ -25,11 +25,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from functools import lru_cache
 
-from gpu_tui.core.trainlog.model import Progress
+from gpu_tui.core.trainlog.model import Progress, replace
 
-__all__ = ["counters", "with_desc_counters", "epochs_hint", "steps_hint", "parse_long_duration", "line_clock"]
+__all__ = [
+    "counters",
+    "with_desc_counters",
+    "epochs_hint",
+    "steps_hint",
+    "parse_long_duration",
+    "line_clock",
+    "lowered",
+    "parse_duration",
+    "scaled",
+    "rate_of",
+]
 
 _EPOCH_HEADER = re.compile(
     r"\s*[#=*-]*\s*Epoch:?\s*\[?\s*(\d+)\s*(?:/\s*(\d+))?\s*\]?\s*[#=*-]*\s*:?\s*$", re.IGNORECASE
@@ -80,6 +91,51 @@ _STEPS_HINT = re.compile(
     r".*?(?:Total optimization steps|\bmax_steps\b|\bmax_iters\b|\btrain_iters\b|\btotal_steps\b|\btrain_steps\b)"
     r"['\"]?\s*[:=]\s*(\d[\d,]*)\b"
 )
+# The hints' prefilters: a word each branch above needs, searched once, before the `.*?` patterns
+# (20 us on a long line); keep them beside the patterns (tests/unit/test_logprefilter.py).
+_EPOCHS_WORDS = re.compile(
+    "max_epoch|total_epochs|num_train_epochs|num_epochs|epoch_num|Num Epochs|Scheduled epochs"
+    "|Starting training for |max: "
+)
+_STEPS_WORDS = re.compile("Total optimization steps|max_steps|max_iters|train_iters|total_steps|train_steps")
+
+
+# tqdm's and Keras' units (core/trainlog/line's bars read them).
+_RATE = re.compile(r"(\d+(?:\.\d+)?)\s*([kMGTPEZY]?)([A-Za-z]*)/([A-Za-z]+)")
+_SCALE = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Z": 10**21, "Y": 10**24}
+
+
+@lru_cache(maxsize=1024)  # a bar's times repeat over its states: `00:12` is read once
+def parse_duration(text: str) -> int | None:
+    """tqdm/Keras times in seconds: `00:12`, `1:02:03`, `3s`; None for `?` or anything else."""
+    text = text.strip()
+    if text.endswith("s") and text[:-1].replace(".", "", 1).isdigit() and text[:-1].isascii():
+        return round(float(text[:-1]))
+    parts = text.split(":")
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() for p in parts):
+        return None
+    seconds = 0
+    for p in parts:
+        seconds = seconds * 60 + int(p)
+    return seconds
+
+
+def scaled(text: str) -> int:
+    """tqdm's counts: `450`, `1.50k` -> 1500."""
+    if text[-1].isdigit():
+        return int(float(text)) if "." in text else int(text)
+    return int(round(float(text[:-1]) * _SCALE[text[-1]]))
+
+
+def rate_of(text: str) -> float | None:
+    """Items per second from a rate as drawn: `36.10it/s`, `1.2kit/s`, `1.23s/it` (turned over)."""
+    m = _RATE.search(text)
+    if m is None:
+        return None
+    value = float(m[1]) * _SCALE[m[2]]
+    if m[3] == "s" and m[4] != "s":  # tqdm's inverse form for slow loops: seconds per item
+        return 1.0 / value if value else None
+    return value if m[4] == "s" else None
 
 
 def parse_long_duration(days: str | None, h: str, m: str, s: str) -> int:
@@ -150,7 +206,7 @@ def _paddle(line: str) -> Progress | None:
 
 
 def _mm(line: str) -> Progress | None:
-    m = _MM_EPOCH.match(line)
+    m = _MM_EPOCH.match(line) if "Epoch" in line else None
     if m is not None:
         step, steps = int(m[2]), int(m[3])
         return Progress(
@@ -161,7 +217,7 @@ def _mm(line: str) -> Progress | None:
             run_eta_seconds=_eta(line),
             scope="inner",
         )
-    m = _MM_ITER.match(line)
+    m = _MM_ITER.match(line) if "Iter" in line else None
     if m is not None:
         step, steps = int(m[1]), int(m[2])
         return Progress(percent=_pct(step, steps), step=step, steps=steps, run_eta_seconds=_eta(line), scope="run")
@@ -206,8 +262,27 @@ def _timm(line: str) -> Progress | None:
     return Progress(percent=percent, step=step, steps=steps, epoch=int(m[1]), scope="zero")
 
 
-def _plain(line: str) -> Progress | None:
-    head = _EPOCH_HEADER.match(line)
+def lowered(line: str) -> str | None:
+    """line.lower() for the words of IGNORECASE patterns; None where it could miss them.
+
+    `İ`, `ı` and `ſ` are an `i` / `s` to an IGNORECASE pattern but str.lower() makes no lone `i` /
+    `s` of them (the only such characters, checked over all of Unicode): on a line without them a
+    word such a pattern needs is in line.lower(), and `in` tests there are 5x cheaper than an
+    IGNORECASE search.
+    """
+    if "İ" in line or "ı" in line or "ſ" in line:
+        return None
+    return line.lower()
+
+
+def _plain(line: str, prefilter: bool = True) -> Progress | None:
+    # The prefilter: these patterns need `epoch` (_EPOCH_HEADER, _EPOCH_OF, _EPOCH_ALONE) or
+    # `step`/`iter` (_STEP, _STEP_ALONE); many lines that come here hold neither (the `ter` of
+    # `after`), and the `.*?` patterns cost 5-20 us each on a line.
+    low = lowered(line) if prefilter else None
+    epochs = low is None or "epoch" in low
+    steps = low is None or "step" in low or "iter" in low
+    head = _EPOCH_HEADER.match(line) if epochs else None
     if head is not None:
         return Progress(epoch=int(head[1]), epochs=int(head[2]) if head[2] else None, scope="header")
     stopped = _FIT_STOPPED.match(line) if "Trainer.fit" in line else None
@@ -216,11 +291,11 @@ def _plain(line: str) -> Progress | None:
         if stopped[1] == "steps":
             return Progress(percent=100.0, step=n, steps=n, scope="run")
         return Progress(percent=100.0, epoch=n - 1, epochs=n, scope="run")  # Lightning counts epochs from 0
-    step = _STEP.match(line)
-    epoch = _EPOCH_OF.match(line)
-    alone = _EPOCH_ALONE.match(line) if epoch is None else None
+    step = _STEP.match(line) if steps else None
+    epoch = _EPOCH_OF.match(line) if epochs else None
+    alone = _EPOCH_ALONE.match(line) if epoch is None and epochs else None
     if step is None and epoch is None and alone is None:
-        single = _STEP_ALONE.match(line)
+        single = _STEP_ALONE.match(line) if steps else None
         return Progress(step=int(single[1]), scope="run") if single is not None else None
     p = Progress(scope="run" if step is not None and epoch is None and alone is None else "inner")
     if step is not None:
@@ -250,17 +325,28 @@ _COUNTER_FORMS: tuple[tuple[tuple[str, ...], Callable[[str], Progress | None]], 
     (("poch", "POCH", "tep", "TEP", "ter", "TER"), _plain),
 )
 _COUNTER_WORDS = tuple(w for words, _ in _COUNTER_FORMS for w in words)
+# Every keyword of the table in one scan (the table's, so a new row's are in it).
+_ANY_COUNTER_WORD = re.compile("|".join(re.escape(w) for w in _COUNTER_WORDS))
 
 
-def counters(line: str) -> Progress | None:
+def _plain_unfiltered(line: str) -> Progress | None:
+    return _plain(line, prefilter=False)
+
+
+_COUNTER_FORMS_UNFILTERED = tuple(
+    (words, _plain_unfiltered if form is _plain else form) for words, form in _COUNTER_FORMS
+)
+
+
+def counters(line: str, prefilter: bool = True) -> Progress | None:
     """The run counters a line prints (no bar), or None. `scope` says what they count:
     `run` (step/steps of the run), `inner` (step/steps inside `epoch`), `zero` (as `inner`,
     epochs counted from 0), `header` (an epoch header alone), `summary` (an epoch's line with
-    no inner counter)."""
-    if not any(w in line for w in _COUNTER_WORDS):
+    no inner counter). `prefilter=False`: the same without the shortcuts (tests)."""
+    if _ANY_COUNTER_WORD.search(line) is None:
         return None
-    for words, form in _COUNTER_FORMS:
-        if any(w in line for w in words):
+    for words, form in _COUNTER_FORMS if prefilter else _COUNTER_FORMS_UNFILTERED:
+        if any(map(line.__contains__, words)):
             p = form(line)
             if p is not None:
                 if p.global_step is None and p.scope != "run" and "lobal" in line:
@@ -273,34 +359,52 @@ def counters(line: str) -> Progress | None:
     return None
 
 
+def _desc_counters(desc: str) -> dict[str, object] | None:
+    """What a bar's label (not a YOLO row) says of the epoch: Progress fields, or None."""
+    m = _DESC_EPOCH_OF.match(desc)
+    if m is not None:
+        return {"epoch": int(m[1]), "epochs": int(m[2]), "scope": "inner"}
+    m = _DESC_LIGHTNING.match(desc)
+    if m is not None:
+        return {"epoch": int(m[1]), "scope": "zero"}
+    m = _DESC_FAIRSEQ.search(desc)
+    if m is not None:
+        return {"epoch": int(m[1]), "scope": "inner"}
+    m = _DESC_EP.search(desc)
+    if m is not None:
+        return {"epoch": int(m[1]), "scope": "inner"}
+    return None
+
+
+# A bar keeps its label over thousands of states: each label is read once (YOLO rows, whose
+# label holds the row's numbers, are not kept).
+_DESC_SEEN: dict[str, dict[str, object] | None] = {}
+_MAX_DESC_SEEN = 512
+_UNSEEN: dict[str, object] = {}
+
+
 def with_desc_counters(bar: Progress) -> Progress:
     """A tqdm bar with the epoch its label names: `Epoch 3/10`, Lightning's `Epoch 3` (from 0),
     fairseq's `epoch 001`, a YOLO row `3/100  2.58G ...` (scope `yolo`: core/trainlog/tables knows
     whether it counts from 0)."""
     desc = bar.desc
-    if not desc or not any(c.isdigit() for c in desc):
+    if not desc or not any(map(str.isdigit, desc)):
         return bar
     m = _DESC_YOLO.match(desc)
     if m is not None:
         return replace(bar, epoch=int(m[1]), epochs=int(m[2]), scope="yolo")
-    m = _DESC_EPOCH_OF.match(desc)
-    if m is not None:
-        return replace(bar, epoch=int(m[1]), epochs=int(m[2]), scope="inner")
-    m = _DESC_LIGHTNING.match(desc)
-    if m is not None:
-        return replace(bar, epoch=int(m[1]), scope="zero")
-    m = _DESC_FAIRSEQ.search(desc)
-    if m is not None:
-        return replace(bar, epoch=int(m[1]), scope="inner")
-    m = _DESC_EP.search(desc)
-    if m is not None:
-        return replace(bar, epoch=int(m[1]), scope="inner")
-    return bar
+    changes = _DESC_SEEN.get(desc, _UNSEEN)  # one lookup: another thread may clear it
+    if changes is _UNSEEN:
+        changes = _desc_counters(desc)
+        if len(_DESC_SEEN) >= _MAX_DESC_SEEN:
+            _DESC_SEEN.clear()
+        _DESC_SEEN[desc] = changes
+    return bar if changes is None else replace(bar, **changes)
 
 
-def epochs_hint(line: str) -> int | None:
+def epochs_hint(line: str, prefilter: bool = True) -> int | None:
     """How many epochs the run has, from a line that announces it, or None."""
-    if "poch" not in line:
+    if "poch" not in line or prefilter and _EPOCHS_WORDS.search(line) is None:
         return None
     m = _EPOCHS_HINT.match(line)
     if m is None:
@@ -309,9 +413,9 @@ def epochs_hint(line: str) -> int | None:
     return n if n > 0 else None
 
 
-def steps_hint(line: str) -> int | None:
+def steps_hint(line: str, prefilter: bool = True) -> int | None:
     """How many steps the run has, from a line that announces it, or None."""
-    if "steps" not in line and "iters" not in line:
+    if "steps" not in line and "iters" not in line or prefilter and _STEPS_WORDS.search(line) is None:
         return None
     m = _STEPS_HINT.match(line)
     if m is None:

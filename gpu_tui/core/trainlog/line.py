@@ -50,10 +50,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from functools import lru_cache
 from types import MappingProxyType
 
-from gpu_tui.core.trainlog.counters import counters, with_desc_counters
+from gpu_tui.core.trainlog.counters import counters, lowered, parse_duration, rate_of, scaled, with_desc_counters
 from gpu_tui.core.trainlog.failures import (
     ABORTED,
     INF_LOSS,
@@ -62,9 +62,10 @@ from gpu_tui.core.trainlog.failures import (
     OOM,
     SEGFAULT,
     line_failure,
+    line_failure_unfiltered,
     nonfinite_loss,
 )
-from gpu_tui.core.trainlog.model import EMPTY, NO_METRICS, LineInfo, Progress
+from gpu_tui.core.trainlog.model import EMPTY, NO_METRICS, LineInfo, Progress, replace
 from gpu_tui.core.trainlog.tables import header_columns
 
 __all__ = [
@@ -120,56 +121,54 @@ _TQDM_HEAD = re.compile(
     r"(?=\d)(?:(\d{1,3}(?:\.\d+)?)%\|[^|]*\|\s*)?"
     r"(" + _SCALED + r")(?:/(" + _SCALED + r"|\?))?[ ]?[A-Za-z]*[ ]?\Z"
 )
-_RATE = re.compile(r"(\d+(?:\.\d+)?)\s*([kMGTPEZY]?)([A-Za-z]*)/([A-Za-z]+)")
-_SCALE = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Z": 10**21, "Y": 10**24}
 # Keras: `  32/1875 [>....] - ETA: 3s - loss: ...`, `1875/1875 [====] - 5s 2ms/step - ...`,
 # verbose=2 `1875/1875 - 5s - ...` and Keras 3's `━━━━` bar.
 _KERAS = re.compile(r"\s*(\d+)/(\d+)\s+(?:\[[=>.]*\]|━+|-)\s*(?:-\s*)?(ETA: )?(\d+:\d\d(?::\d\d)?|\d+s)?")
 
 
-def parse_duration(text: str) -> int | None:
-    """tqdm/Keras times in seconds: `00:12`, `1:02:03`, `3s`; None for `?` or anything else."""
-    text = text.strip()
-    if text.endswith("s") and text[:-1].replace(".", "", 1).isdigit() and text[:-1].isascii():
-        return round(float(text[:-1]))
-    parts = text.split(":")
-    if not 2 <= len(parts) <= 3 or not all(p.isdigit() and p.isascii() for p in parts):
-        return None
-    seconds = 0
-    for p in parts:
-        seconds = seconds * 60 + int(p)
-    return seconds
+# What the head's `n/total unit ` tail may hold (`\\d` beyond ASCII: see _head_start).
+_TAIL_CHARS = "0123456789./? ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
-def _scaled(text: str) -> int:
-    if text[-1].isdigit():
-        return int(float(text)) if "." in text else int(text)
-    return int(round(float(text[:-1]) * _SCALE[text[-1]]))
+def _head_start(line: str, start: int, end: int) -> int:
+    """Where in line[start:end] a _TQDM_HEAD match can start at the earliest.
+
+    sre tries _TQDM_HEAD at every digit and backtracks through every number, 20 us on a YOLO
+    row (`294/299  2.3G  0.02307 ...  640:  45%|...| 17/38 `). A match is its `n/total unit `
+    tail (only _TAIL_CHARS, so it starts after the last other character), or that tail after
+    `pct%|bar|` (the last two `|`, `pct` the digits and dots before the `%`): search from
+    there. A non-ASCII digit (`\\d` takes it) where a bound would fall gives no bound.
+    """
+    head = line[start:end]
+    lo = len(head.rstrip(_TAIL_CHARS))
+    if lo and head[lo - 1].isdecimal():
+        return start
+    close = head.rfind("|")
+    if close > 0:
+        opening = head.rfind("|", 0, close)
+        if opening > 0 and head[opening - 1] == "%":
+            pct = len(head[: opening - 1].rstrip("0123456789."))
+            if pct and head[pct - 1].isdecimal():
+                return start
+            lo = min(lo, pct)
+    return start + lo
 
 
-def _rate(text: str) -> float | None:
-    m = _RATE.search(text)
-    if m is None:
-        return None
-    value = float(m[1]) * _SCALE[m[2]]
-    if m[3] == "s" and m[4] != "s":  # tqdm's inverse form for slow loops: seconds per item
-        return 1.0 / value if value else None
-    return value if m[4] == "s" else None
-
-
-def _tqdm(line: str) -> Progress | None:
+def _tqdm(line: str, prefilter: bool = True) -> Progress | None:
     if "[" not in line or ":" not in line:
         return None
     status = _TQDM_STATUS.search(line)
     if status is None:
         return None
-    m = _TQDM_HEAD.search(line, max(0, status.start() - 1000), status.start())
+    end = status.start()
+    start = max(0, end - 1000)
+    m = _TQDM_HEAD.search(line, _head_start(line, start, end) if prefilter else start, end)
     if m is None:
         return None
     pct, n, total = m.groups()
     elapsed, eta, rate = status.groups()
-    step = _scaled(n)
-    tot = _scaled(total) if total and total != "?" else None
+    step = scaled(n)
+    tot = scaled(total) if total and total != "?" else None
     if pct is not None:
         percent: float | None = float(pct)
     elif tot:
@@ -184,7 +183,7 @@ def _tqdm(line: str) -> Progress | None:
         steps=tot,
         elapsed_seconds=parse_duration(elapsed),
         eta_seconds=parse_duration(eta) if eta else None,
-        rate=_rate(rate),
+        rate=rate_of(rate),
         rate_text=rate or None,
         desc=desc,
     )
@@ -229,7 +228,7 @@ def _ultralytics(line: str) -> Progress | None:
         steps=int(m[3]) or None,
         elapsed_seconds=parse_duration(m[5]),
         eta_seconds=parse_duration(m[6]) if m[6] else None,
-        rate=_rate(m[4]) if m[4] else None,
+        rate=rate_of(m[4]) if m[4] else None,
         rate_text=m[4],
         desc=desc,
     )
@@ -258,8 +257,13 @@ def _mmcv(line: str) -> Progress | None:
     )
 
 
+def _tqdm_unfiltered(line: str) -> Progress | None:
+    return _tqdm(line, prefilter=False)
+
+
 # A line draws one bar: the first form that finds one wins.
 _PROGRESS_FORMS: tuple[Callable[[str], Progress | None], ...] = (_tqdm, _keras, _ultralytics, _mmcv)
+_PROGRESS_FORMS_UNFILTERED: tuple[Callable[[str], Progress | None], ...] = (_tqdm_unfiltered, *_PROGRESS_FORMS[1:])
 
 # ----------------------------------------------------------------------------- metrics
 
@@ -275,7 +279,9 @@ _QUALIFIER = r"(?:train(?:ing)?|val(?:id(?:ation)?)?|eval(?:uation)?|test|batch|
 _KV = re.compile(
     r"(?=['\"a-z_])(?<![\w./\\-])"
     r"((?:" + _QUALIFIER + r"\s+){1,2})?"
-    r"['\"]?([a-z_](?:[\w/-]*\w)?)['\"]?"
+    # the name runs to the end of its [\w/-] run (what follows it never is one): possessive, so a
+    # word without `:`/`=` after it is tried once, not once per length
+    r"['\"]?([a-z_](?:[\w/-]*+(?<=\w))?)['\"]?"
     r"\s*[:=]\s*['\"]?(?:tensor\()?"
     r"(" + _NUM + r")" + _NUM_END,
     re.IGNORECASE,
@@ -291,6 +297,9 @@ _KW = re.compile(
 )
 # A digit, or nan/inf as a word (not the `inf` of `INFO`).
 _HAS_NUMBER = re.compile(r"\d|(?<![a-z])(?:nan|inf(?:inity)?)(?![a-z])", re.IGNORECASE)
+# Its first branch alone: sre scans for a digit in C, 3x faster than trying both branches at
+# every position; most lines have a digit, and only the others need _HAS_NUMBER.
+_DIGIT = re.compile(r"\d")
 _SKIP_KEYS = frozenset({"v_num"})  # Lightning's run version in every bar postfix
 _QUALIFIED = re.compile(r"\s+")
 
@@ -347,7 +356,18 @@ def _separated_pairs(line: str, found: dict[str, float]) -> None:
             found[name.lower() + "_avg"] = float(mean)
 
 
+# A word each branch of _KW needs (three in four lines with a number hold none).
+_KW_WORDS = ("loss", "acc", "lr", "learning", "step", "epoch", "iter", "grad", "ppl", "perplexity")
+
+
 def _spaced_pairs(line: str, found: dict[str, float]) -> None:
+    low = lowered(line)
+    if low is not None and not any(map(low.__contains__, _KW_WORDS)):
+        return
+    _spaced_pairs_unfiltered(line, found)
+
+
+def _spaced_pairs_unfiltered(line: str, found: dict[str, float]) -> None:
     """`Loss 0.12` and the other well-known names: never over a value already found."""
     for name, value in _KW.findall(line):
         key = _QUALIFIED.sub("_", name.lower())
@@ -383,9 +403,12 @@ _METRIC_FORMS: tuple[Callable[[str, dict[str, float]], None], ...] = (
 )
 
 
-def _metrics(line: str) -> dict[str, float]:
+_METRIC_FORMS_UNFILTERED = tuple(_spaced_pairs_unfiltered if f is _spaced_pairs else f for f in _METRIC_FORMS)
+
+
+def _metrics(line: str, prefilter: bool = True) -> dict[str, float]:
     found: dict[str, float] = {}
-    for form in _METRIC_FORMS:
+    for form in _METRIC_FORMS if prefilter else _METRIC_FORMS_UNFILTERED:
         form(line, found)
     return found
 
@@ -397,6 +420,8 @@ def _tokens(key: str) -> list[str]:
     return key.replace("/", "_").replace(".", "_").replace("-", "_").split("_")
 
 
+# A log prints the same few names on every line: each name is classified once.
+@lru_cache(maxsize=1024)
 def is_loss_key(key: str) -> bool:
     """`loss`, `train_loss`, `eval/loss`, `train_loss_step`...; not `loss_scale`."""
     if "loss" not in key:
@@ -405,6 +430,7 @@ def is_loss_key(key: str) -> bool:
     return "loss" in tokens and "scale" not in tokens and "scaler" not in tokens
 
 
+@lru_cache(maxsize=1024)
 def is_eval_key(key: str) -> bool:
     """A metric measured on held-out data: `eval_`, `val_`, `valid_`, `validation_`, `test_`."""
     return _tokens(key)[0] in ("eval", "val", "valid", "validation", "test")
@@ -417,25 +443,27 @@ _EVAL_LABELS = ("Test:", "Eval:", "Val:", "Valid:", "Validation:")  # a line of 
 _EXCEPTION_LINE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning): ")
 
 
-def parse_line(line: str) -> LineInfo:
+def parse_line(line: str, *, prefilter: bool = True) -> LineInfo:
     """Progress, metrics and a single-line failure from one display line.
 
     Cheap on the lines that say nothing (most of a log): a line without a digit, `nan` or `inf`
-    only runs the failure checks, which are plain substring tests unless a keyword is present.
+    only runs the failure checks, one scan for all their keywords (core/trainlog/failures).
+    `prefilter=False`: the same answer without the shortcuts that skip recognisers which cannot
+    match (tests hold the two to each other on the real corpus).
     """
     if len(line) > _MAX_LINE:
         line = line[:_MAX_LINE]
     _, body = strip_rank(line)
-    failure = line_failure(body)
+    failure = line_failure(body) if prefilter else line_failure_unfiltered(body)
     if body.startswith(_CONFIG_DUMPS):  # argparse / hyperparameter dumps: settings, not metrics
         return EMPTY if failure is None else LineInfo(failure=failure)
-    if _HAS_NUMBER.search(body) is None:
+    if _DIGIT.search(body) is None and _HAS_NUMBER.search(body) is None:
         columns = header_columns(body)
         if columns is not None:
             return LineInfo(failure=failure, columns=columns)
         return EMPTY if failure is None else LineInfo(failure=failure)
     progress = None
-    for form in _PROGRESS_FORMS:
+    for form in _PROGRESS_FORMS if prefilter else _PROGRESS_FORMS_UNFILTERED:
         progress = form(body)
         if progress is not None:
             break
@@ -445,10 +473,10 @@ def parse_line(line: str) -> LineInfo:
         if progress.desc is not None and progress.scope == "bar":
             columns = header_columns(progress.desc)
     elif _EXCEPTION_LINE.match(body) is None:  # `ValueError: Tried to step 100002 times` counts nothing
-        progress = counters(body)
+        progress = counters(body, prefilter)
         if progress is None:
             columns = header_columns(body)
-    metrics = _metrics(body) if progress is None or progress.scope != "yolo" else {}
+    metrics = _metrics(body, prefilter) if progress is None or progress.scope != "yolo" else {}
     if "loss" in metrics and body.startswith(_EVAL_LABELS):
         # timm / DeiT validation `Test: [  29/29]  ...  Loss:  0.1036 (0.1876)`: a held-out loss
         metrics[body[: body.index(":")].lower() + "_loss"] = metrics.pop("loss")

@@ -30,9 +30,7 @@ all, the bar's own ETA (`scope == "bar"`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from gpu_tui.core.trainlog.model import Progress
+from gpu_tui.core.trainlog.model import Progress, replace
 
 __all__ = ["RunProgress"]
 

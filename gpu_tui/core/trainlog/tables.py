@@ -19,9 +19,8 @@ header has an `obj` column): their rows' Progress says so (scope `zero-last`).
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
-from gpu_tui.core.trainlog.model import LineInfo
+from gpu_tui.core.trainlog.model import LineInfo, replace
 
 __all__ = ["header_columns", "Table"]
 

@@ -1,9 +1,8 @@
-"""The sshd tier's conda (sim/conda.py): its state, its install on disk (envs, conda-meta/history,
-environments.txt), its output layer (`Io`); condaargs.py holds its argument parser. ``conda.main`` runs a call
-with an `Io` (the install's root, its state dir, where it writes, reads and waits), one per
-thread: the fake's is its own process's, the demo gives each operation its own
-(demo/condarun.py). tests/sshd.py builds installs with ``make_prefix`` and reads them with
-``read_packages``.
+"""The simulated conda (sim/conda.py): its state, its install on disk (envs, conda-meta/history)
+and its output layer (`Io`). ``conda.main`` runs a call with an `Io` (the
+install's root, its state dir, where it writes, reads and waits), one per thread: the fake's is
+its own process's, the demo gives each operation its own (demo/condarun.py). tests/sshd.py
+builds installs with ``make_prefix`` and reads them with ``read_packages``.
 """
 
 from __future__ import annotations
@@ -19,39 +18,22 @@ from .condatext import BASE_PYTHON, PLATFORM, PYTHONS
 TYPE_CHECKING = False  # typing costs a fake ~30 ms a start: annotations only
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
 
     Seq = Sequence[str]
-    Opts = dict[str, Any]
 
-DEFAULT_VERSION = ct.VERSION
-SOLVER_UA = "solver/libmamba conda-libmamba-solver/24.9.0 libmambapy/1.5.8"
-DEFAULT_CHANNELS = list(ct.CHANNEL_URLS)
-KNOWN, PYTHON_DEPS, DEPS = ct.KNOWN, ct.PYTHON_DEPS, ct.DEPS
-BASE_PACKAGES = ("conda", "requests")
-NAME_FORBIDDEN = ("/", " ", ":", "#")
+KNOWN, DEPS = ct.KNOWN, ct.DEPS
 
 
 class CondaError(Exception):
     """Printed like conda's exception handler does; ``name`` is the exception class name."""
 
-    def __init__(self, message: str, name: str = "CondaError", rc: int = 1, **extra: Any) -> None:
+    def __init__(self, message: str, name: str = "CondaError") -> None:
         Exception.__init__(self, message)
-        self.message = message
-        self.name = name
-        self.rc = rc
-        self.extra = extra
+        self.message, self.name = message, name
 
 
 class Usage(Exception):
-    """An argparse error: ``usage: ...`` / ``conda: error: ...`` on stderr, exit 2."""
-
-    def __init__(self, message: str, usage: str = "usage: conda [-h] [-v] [--no-plugins] [-V] COMMAND ...") -> None:
-        Exception.__init__(self, message)
-        self.usage = usage
-
-
-# ---------------------------------------------------------------------------------- state
+    """An argparse error, as argparse prints it (stderr, exit 2)."""
 
 
 class Cancelled(BaseException):
@@ -60,7 +42,7 @@ class Cancelled(BaseException):
 
 class Io:
     """One call's install (`root`, `state_dir`) and its I/O: the process's own stdout, stderr,
-    stdin, environment and HOME; `pause` is the transaction's wait (the `delay` state)."""
+    stdin and HOME; `pause` is the transaction's wait (the `delay` state)."""
 
     def __init__(self, root: str = "", state_dir: str | None = None) -> None:
         self.root, self.state_dir = root, state_dir
@@ -79,16 +61,12 @@ class Io:
     def readline(self) -> str:
         return sys.stdin.readline() if sys.stdin else ""
 
-    def getenv(self, name: str) -> str | None:
-        return os.environ.get(name)
-
     def home(self) -> str:
         return os.path.expanduser("~")
 
     def pause(self) -> None:
-        d = delay()
-        end = time.monotonic() + d
-        while d > 0 and time.monotonic() < end:
+        end = time.monotonic() + delay()
+        while time.monotonic() < end:
             time.sleep(min(0.1, end - time.monotonic()))
 
 
@@ -122,26 +100,13 @@ def err(text: str) -> None:
 def state(name: str, default: str = "") -> str:
     try:
         with open(os.path.join(io().state_dir or "/nonexistent", name), encoding="utf-8") as f:
-            value = f.read().strip()
+            return f.read().strip() or default
     except OSError:
         return default
-    return value if value else default
 
 
 def conda_version() -> str:
-    return state("version", DEFAULT_VERSION)
-
-
-def version_tuple(text: str) -> tuple[int, ...]:
-    out = []
-    for part in text.split("."):
-        digits = ""
-        for ch in part:
-            if not ch.isdigit():
-                break
-            digits += ch
-        out.append(int(digits or 0))
-    return tuple(out)
+    return state("version", ct.VERSION)
 
 
 def delay() -> float:
@@ -152,25 +117,15 @@ def delay() -> float:
 
 
 def unavailable(name: str) -> bool:
-    if name.startswith("no-such-"):
-        return True
-    return name in (state("unavailable", "") or "").split()
+    return name.startswith("no-such-") or name in state("unavailable").split()
 
 
 def home() -> str:
     return io().home()
 
 
-def base_name() -> str:
-    return "root" if version_tuple(conda_version()) < (4, 4) else "base"
-
-
-def envs_dirs() -> list[str]:
-    return [os.path.join(root(), "envs"), os.path.join(home(), ".conda", "envs")]
-
-
-def environments_txt() -> str:
-    return os.path.join(home(), ".conda", "environments.txt")
+def envs_dir() -> str:
+    return os.path.join(root(), "envs")
 
 
 def is_env(prefix: str) -> bool:
@@ -182,86 +137,30 @@ def same(a: str, b: str) -> bool:
 
 
 def all_prefixes() -> list[str]:
-    found = {root()}
     try:
-        with open(environments_txt(), encoding="utf-8") as f:
-            for line in f:
-                line = line.strip()
-                if line and is_env(line):
-                    found.add(os.path.normpath(line))
+        names = os.listdir(envs_dir())
     except OSError:
-        pass
-    for d in envs_dirs():
-        try:
-            names = os.listdir(d)
-        except OSError:
-            continue
-        for n in names:
-            p = os.path.join(d, n)
-            if is_env(p):
-                found.add(p)
-    return sorted(found)
+        names = []
+    return [root()] + sorted(os.path.join(envs_dir(), n) for n in names if is_env(os.path.join(envs_dir(), n)))
 
 
 def env_name(prefix: str) -> str:
-    """What conda shows for a prefix: base, the dir name inside an envs dir, else ''."""
+    """What conda shows for a prefix: base, the dir name inside the envs dir, else ''."""
     if same(prefix, root()):
-        return base_name()
-    if any(same(os.path.dirname(prefix), d) for d in envs_dirs()):
-        return os.path.basename(prefix)
-    return ""
+        return "base"
+    return os.path.basename(prefix) if same(os.path.dirname(prefix), envs_dir()) else ""
 
 
-def active_prefix() -> str | None:
-    return io().getenv("CONDA_PREFIX") or None
-
-
-def real_python() -> str:
-    link = os.path.join(root(), "bin", "python")
-    try:
-        target = os.readlink(link)
-        return target if os.path.isabs(target) else os.path.join(root(), "bin", target)
-    except OSError:
-        return sys.executable
-
-
-def locate(name: str | None = None, prefix: str | None = None, must_exist: bool = False) -> str:
-    """conda's determine_target_prefix: -n NAME / -p PATH / the active env / base."""
-    if name is not None and prefix is not None:
-        raise Usage("argument -p/--prefix: not allowed with argument -n/--name")
-    if name is not None:
-        if not name.strip():
-            raise CondaError("Environment name cannot be empty", "CondaValueError")
-        if name in ("base", "root"):
-            target = root()
-        elif "/" in name:
-            raise CondaValueError(f"'/' not allowed in environment name: {name}")
-        else:
-            found = [os.path.join(d, name) for d in envs_dirs() if os.path.isdir(os.path.join(d, name))]
-            target = found[0] if found else os.path.join(envs_dirs()[0], name)
-    elif prefix is not None:
-        target = os.path.abspath(os.path.expanduser(prefix))
-    else:
-        target = active_prefix() or root()
-    if must_exist:
-        require_env(target)
+def locate(name: str | None, must_exist: bool = False) -> str:
+    """conda's determine_target_prefix: -n NAME, else base (no env is active over SSH)."""
+    if name is not None and ("/" in name or not name.strip()):
+        raise CondaError(f"Invalid environment name: {name!r}", "CondaValueError")
+    target = root() if name in (None, "base", "root") else os.path.join(envs_dir(), name)
+    if must_exist and not os.path.isdir(target):
+        raise CondaError(ct.not_an_env(target), "EnvironmentLocationNotFound")
+    if must_exist and not is_env(target):
+        raise CondaError(ct.NOT_AN_ENV_DIR + target, "DirectoryNotACondaEnvironmentError")
     return target
-
-
-def require_env(prefix: str) -> None:
-    if not os.path.isdir(prefix):
-        raise CondaError(ct.not_an_env(prefix), "EnvironmentLocationNotFound", location=prefix)
-    if not is_env(prefix):
-        raise CondaError(
-            f"The target directory exists, but it is not a conda environment.\n"
-            f"Use 'conda create' to convert the directory to a conda environment.\n"
-            f"  target directory: {prefix}",
-            "DirectoryNotACondaEnvironmentError",
-        )
-
-
-def CondaValueError(message: str) -> CondaError:
-    return CondaError(message, "CondaValueError")
 
 
 # -------------------------------------------------------------------------- packages / history
@@ -274,30 +173,21 @@ def build_string(name: str, version: str) -> str:
     return f"h{h:07x}_0"
 
 
-def parse_spec(spec: str) -> tuple[str | None, str, str]:
-    """'numpy', 'numpy=1.26', 'numpy==1.26.4', 'numpy>=1.2', 'conda-forge::numpy' ->
-    (channel or None, name, version constraint or '')."""
-    channel = None
-    if "::" in spec:
-        channel, spec = spec.split("::", 1)
+def parse_spec(spec: str) -> tuple[str, str]:
+    """'numpy', 'numpy=1.26', 'numpy==1.26.4', 'numpy>=1.2' -> (name, version constraint or '')."""
     spec = spec.strip()
-    cut = len(spec)
-    for i, ch in enumerate(spec):
-        if ch in "=<>! ":
-            cut = i
-            break
+    cut = next((i for i, ch in enumerate(spec) if ch in "=<>! "), len(spec))
     name, constraint = spec[:cut].strip().lower(), spec[cut:].strip()
-    if not name or any(c in name for c in "/\\'\"$`;&|"):
+    if not name or any(c in name for c in "/\\'\"$`;&|:"):
         raise CondaError(f"Invalid spec for 'conda install': {spec}", "InvalidMatchSpec")
-    return channel, name, constraint
+    return name, constraint
 
 
 def resolve_version(name: str, constraint: str) -> str:
-    default = conda_version() if name == "conda" else (BASE_PYTHON if name == "python" else KNOWN.get(name) or "1.0.0")
-    c = constraint.lstrip("=").strip()
-    if not constraint or constraint[0] in "<>!" or not c:
+    default = conda_version() if name == "conda" else (BASE_PYTHON if name == "python" else KNOWN.get(name, "1.0.0"))
+    c = constraint.lstrip("=").strip().rstrip("*").rstrip(".")
+    if not c or constraint[0] in "<>!":
         return default
-    c = c.rstrip("*").rstrip(".")
     if name == "python" and c in PYTHONS:
         return PYTHONS[c]
     if default.startswith(c + ".") or default == c:
@@ -317,13 +207,16 @@ def deps_of(names: Seq) -> list[str]:
     return out
 
 
-def channel_of(cli_channels: list[str], spec_channel: str | None) -> str:
-    ch = spec_channel or (cli_channels[0] if cli_channels else "defaults")
-    return "defaults" if ch in ("defaults", "pkgs/main") else ch
-
-
-def dist_line(channel: str, name: str, version: str) -> str:
+def dist_line(name: str, version: str, channel: str = "defaults") -> str:
     return f"{channel}/{PLATFORM}::{name}-{version}-{build_string(name, version)}"
+
+
+def resolve(specs: Seq) -> dict[str, str]:
+    """name -> the dist line the solver picks, for `specs` and what they bring along."""
+    want = {name: dist_line(name, resolve_version(name, c)) for name, c in map(parse_spec, specs)}
+    for dep in deps_of(list(want)):
+        want.setdefault(dep, dist_line(dep, KNOWN[dep]))
+    return want
 
 
 def read_packages(prefix: str) -> dict[str, tuple[str, str, str]]:
@@ -335,75 +228,56 @@ def read_packages(prefix: str) -> dict[str, tuple[str, str, str]]:
     except OSError:
         return pkgs
     for line in lines:
-        if not line or line[0] not in "+-":
-            continue
         chan_plat, _, dist = line[1:].rpartition("::")
-        try:
-            name, version, build = dist.rsplit("-", 2)
-        except ValueError:
+        parts = dist.rsplit("-", 2)
+        if line[:1] not in ("+", "-") or len(parts) != 3:
             continue
         if line[0] == "+":
-            pkgs[name] = (version, build, chan_plat.rsplit("/", 1)[0] or "defaults")
+            pkgs[parts[0]] = (parts[1], parts[2], chan_plat.rsplit("/", 1)[0] or "defaults")
         else:
-            pkgs.pop(name, None)
+            pkgs.pop(parts[0], None)
     return pkgs
 
 
-def history_entry(
-    argv: list[str],
-    removed: Seq = (),
-    added: Seq = (),
-    specs_kind: str = "update",
-    specs: Seq = (),
-    conda_exe: str | None = None,
-) -> str:
+def history_entry(argv: Seq, removed: Seq = (), added: Seq = (), specs: Seq = (), conda_exe: str = "") -> str:
     lines = [
         time.strftime("==> %Y-%m-%d %H:%M:%S <=="),
-        "# cmd: " + " ".join([conda_exe or os.path.join(root(), "bin", "conda")] + list(argv)),
+        "# cmd: " + " ".join([conda_exe or os.path.join(root(), "bin", "conda"), *argv]),
         "# conda version: " + conda_version(),
+        *("-" + d for d in removed),
+        *("+" + d for d in added),
     ]
-    lines += ["-" + d for d in removed]
-    lines += ["+" + d for d in added]
     if specs:
-        lines.append(f"# {specs_kind} specs: {list(specs)!r}")
+        lines.append(f"# update specs: {list(specs)!r}")
     return "\n".join(lines) + "\n"
 
 
 def link_python(prefix: str, python: str | None = None) -> None:
-    """bin/python -> a real interpreter, bin/python3 -> python (what conda run / PATH find)."""
+    """bin/python -> a real interpreter (base's), bin/python3 -> python (what PATH finds)."""
     b = os.path.join(prefix, "bin")
     os.makedirs(b, exist_ok=True)
-    for name, target in (("python", python or real_python()), ("python3", "python")):
-        p = os.path.join(b, name)
-        if not os.path.lexists(p):
-            os.symlink(target, p)
+    if python is None:
+        link = os.path.join(root(), "bin", "python")
+        python = os.path.join(root(), "bin", os.readlink(link)) if os.path.islink(link) else sys.executable
+    for name, target in (("python", python), ("python3", "python")):
+        if not os.path.lexists(os.path.join(b, name)):
+            os.symlink(target, os.path.join(b, name))
 
 
 def make_prefix(
-    prefix: str,
-    specs: Seq,
-    argv: Seq = ("create",),
-    python: str | None = None,
-    channel: str = "defaults",
-    conda_exe: str | None = None,
+    prefix: str, specs: Seq, argv: Seq = ("create",), python: str | None = None, conda_exe: str = ""
 ) -> list[str]:
     """Create an environment on disk: conda-meta/history (+ bin/python if python is in specs).
 
     Used by ``conda create`` and by tests/sshd.py (default envs; python = the interpreter the
     env's bin/python should point at, conda_exe = the conda that the history says ran)."""
     os.makedirs(os.path.join(prefix, "conda-meta"), exist_ok=True)
-    added, want = [], {}
-    for spec in specs:
-        ch, name, constraint = parse_spec(spec)
-        want[name] = (channel_of([channel], ch), resolve_version(name, constraint))
-    for dep in deps_of(list(want)):
-        want.setdefault(dep, ("defaults", KNOWN[dep]))
+    want = resolve(specs)
     if "python" in want:
         link_python(prefix, python)
-    for name in sorted(want):
-        added.append(dist_line(want[name][0], name, want[name][1]))
+    added = [want[n] for n in sorted(want)]
     with open(os.path.join(prefix, "conda-meta", "history"), "a", encoding="utf-8") as f:
-        f.write(history_entry(list(argv), added=added, specs=list(specs), conda_exe=conda_exe))
+        f.write(history_entry(argv, added=added, specs=specs, conda_exe=conda_exe))
     return added
 
 
@@ -414,12 +288,6 @@ def out(text: str = "") -> None:
     write(text + "\n")
 
 
-def dump_json(obj: object) -> None:
-    import json
-
-    write(json.dumps(obj, indent=2, sort_keys=True, separators=(",", ": ")) + "\n")
-
-
 def flush() -> None:
     try:
         io().flush()
@@ -427,10 +295,9 @@ def flush() -> None:
         pass
 
 
-def confirm(message: str, default: str = "yes", assume_yes: object = False, dry_run: object = False) -> None:
-    """conda's confirm_yn: --yes passes; otherwise read a line (EOF / empty = the default)."""
-    if dry_run:
-        raise CondaError("Dry run. Exiting.", "DryRunExit", rc=0)
+def confirm(message: str, default: str, assume_yes: bool) -> None:
+    """conda's confirm_yn: --yes passes; otherwise read a line (EOF / empty = the default). A
+    stdin that stays open waits, as real conda does: a command gpu-tui sent without -y hangs."""
     if assume_yes:
         return
     options = "/".join(f"[{c[0]}]" if c == default else c[0] for c in ("yes", "no"))
@@ -441,41 +308,26 @@ def confirm(message: str, default: str = "yes", assume_yes: object = False, dry_
         answer = io().readline().strip().lower()
         if answer in choices:
             out()
-            flush()
             if choices[answer] == "no":
                 raise CondaError("Exiting.", "CondaSystemExit")
             return
         out(f"Invalid choice: {answer}")
 
 
-def print_envs(prefixes: list[str]) -> None:
-    active = active_prefix()
-    write(ct.env_list([(env_name(p), bool(active and same(p, active)), p) for p in prefixes]))
-
-
 def print_plan(
-    prefix: str,
-    specs: Seq,
-    new: Seq = (),
-    updated: Seq = (),
-    removed: Seq = (),
-    cli_channels: Seq = (),
-    solve: bool = True,
+    prefix: str, specs: Seq, new: Seq = (), updated: Seq = (), removed: Seq = (), solve: bool = True
 ) -> None:
     if solve:
-        write(ct.channels([c for c in cli_channels if c] or ["defaults"]) + ct.METADATA + ct.SOLVED)
+        write(ct.channels(["defaults"]) + ct.METADATA + ct.SOLVED)
 
     def row(d: str) -> str:
         chan_plat, _, dist = d.rpartition("::")
         chan = "pkgs/main" + chan_plat[len("defaults") :] if chan_plat.startswith("defaults") else chan_plat
         return f"  {dist.rsplit('-', 2)[0]:<18} {chan}::{dist}"
 
-    groups = (
-        ("NEW packages will be INSTALLED", new),
-        ("packages will be UPDATED", updated),
-        ("packages will be REMOVED", removed),
-    )
-    write(ct.plan(prefix, specs, [(title, [row(d) for d in dists]) for title, dists in groups]))
+    titles = ("NEW packages will be INSTALLED", "packages will be UPDATED", "packages will be REMOVED")
+    groups = [(title, [row(d) for d in dists]) for title, dists in zip(titles, (new, updated, removed), strict=True)]
+    write(ct.plan(prefix, specs, groups))
 
 
 def run_transaction() -> None:

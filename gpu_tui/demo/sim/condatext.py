@@ -1,7 +1,5 @@
 """What the simulated conda (sim/conda.py: run by tests/fakes/conda, and in-process by the demo,
-demo/condarun.py) prints. conda 24.x's forms: the channels header, the Package Plan, the
-transaction lines, the error texts, `conda init`'s report, the env list; and the versions both
-installs claim.
+demo/condarun.py) prints, in conda 24.x's forms, and the packages its channels have.
 
 Stdlib only, nothing imported at run time (sim/conda.py is exec'd once per call).
 """
@@ -61,6 +59,10 @@ SIGNAL_TAILS = {s: f"\nCondaSignalInterrupt: Signal interrupt SIG{n}\n\n" for n,
 BASE_TARGET = "The target prefix is the base prefix. Aborting."
 REMOVE_ROOT = "cannot remove root environment, add -n NAME or -p PREFIX option"
 NO_SPECS = "too few arguments, must supply command line package specs or --file"
+NOT_AN_ENV_DIR = (
+    "The target directory exists, but it is not a conda environment.\n"
+    "Use 'conda create' to convert the directory to a conda environment.\n  target directory: "
+)
 
 
 def need_target(verb: str) -> str:
@@ -93,23 +95,12 @@ def not_found(missing: Iterable[str], channel_list: Iterable[str]) -> str:
     )
 
 
-def plan(
-    prefix: str,
-    specs: Iterable[str],
-    groups: Iterable[tuple[str, Iterable[str]]],
-    downloads: tuple[list[tuple[str, str, str]], str] | None = None,
-) -> str:
-    """conda's `## Package Plan ##`: the specs asked for, the downloads (rows of (spec, build,
-    size), then the total), and `groups`: (title, its rows) for NEW / UPDATED / REMOVED."""
+def plan(prefix: str, specs: Iterable[str], groups: Iterable[tuple[str, Iterable[str]]]) -> str:
+    """conda's `## Package Plan ##`: the specs asked for and `groups`: (title, its rows) for
+    NEW / UPDATED / REMOVED."""
     lines = ["", "## Package Plan ##", "", f"  environment location: {prefix}", ""]
     if specs:
         lines += ["  added / updated specs:"] + [f"    - {s}" for s in specs] + [""]
-    if downloads:
-        table, total = downloads
-        lines += ["", "The following packages will be downloaded:", ""]
-        lines += ["    " + "package".ljust(27) + "|" + "build".rjust(17), "    " + "-" * 27 + "|" + "-" * 17]
-        lines += [f"    {spec:<27}|{build:>17}{size:>15}" for spec, build, size in table]
-        lines += ["    " + "-" * 60, " " * 43 + "Total:" + f"{total:>15}"]
     for title, rows in groups:
         rows = list(rows)
         if rows:

@@ -46,19 +46,8 @@ FAILURES = {
     "no_devices": ("No devices were found", 6),
 }
 DEFAULT_STRAY = "GPU 00000000:02:00.0: Detected Critical Xid Error 79 (GPU has fallen off the bus)"
-# the plain options, by the text they print: "list", "version", "table" or a capture's section
-SIMPLE = {
-    "-L": "list",
-    "--list-gpus": "list",
-    "--version": "version",
-    "-q": "load :: query (-q)",
-    "--query": "load :: query (-q)",
-    "-h": "capabilities :: help (-h)",
-    "--help": "capabilities :: help (-h)",
-    "--help-query-gpu": "capabilities :: help-query-gpu",
-    "--help-query-compute-apps": "capabilities :: help-query-compute-apps",
-}
-_HELP = ("capabilities :: help (-h)", "capabilities :: help-query-gpu", "capabilities :: help-query-compute-apps")
+# the plain options gpu-tui and the tests use, by the text they print
+SIMPLE = {"-L": "list", "--list-gpus": "list", "--version": "version"}
 
 
 class Usage(Exception):
@@ -101,7 +90,7 @@ class Source:
         raise NotImplementedError
 
     def text(self, what: str, t: float) -> str | None:
-        """`list`, `version`, `table` or a capture section's title: the text, None if absent."""
+        """`list`, `version` or `table`: the text, None if absent."""
         return None
 
     def stray(self) -> str | None:
@@ -149,9 +138,6 @@ def parse(argv: list[str]) -> dict[str, Any]:
             opts["ids"] = {x.strip() for x in val.split(",") if x.strip()}
         elif a in SIMPLE:
             opts["simple"] = SIMPLE[a]
-        elif a == "topo" and argv[i + 1 : i + 2] == ["-m"]:
-            opts["simple"] = "capabilities :: topo -m"
-            i += 1
         else:
             raise Usage(INVALID)
         i += 1
@@ -166,7 +152,7 @@ def answer(argv: list[str], src: Source, clock: Callable[[], float] = time.time)
     """What nvidia-smi ARGV prints over `src`."""
     try:
         opts = parse(argv)
-        failure = src.failure() if opts["simple"] not in _HELP else None
+        failure = src.failure()
         if failure is not None:
             return Answer(failure[0] + "\n", failure[1])
         if opts["query"] is None:
@@ -361,7 +347,7 @@ class CaptureSource(Source):
             "list": "capabilities :: list (-L)",
             "version": "capabilities :: version",
             "table": "load :: nvidia-smi (default table)",
-        }.get(what, what)
+        }[what]
         body = section(self.capture(), title)
         return None if body is None else body + "\n"
 

@@ -1,6 +1,6 @@
 #!/bin/sh
-# gpu-tui job runner, version 1. Shipped by gpu-tui to <state_dir>/bin/job-runner-v1.sh and
-# started as:  setsid -f nohup sh job-runner-v1.sh JOBDIR </dev/null >/dev/null 2>&1
+# gpu-tui job runner, version 2. Shipped by gpu-tui to <state_dir>/bin/job-runner-v2.sh and
+# started as:  setsid -f nohup sh job-runner-v2.sh JOBDIR </dev/null >/dev/null 2>&1
 # It runs JOBDIR/command.sh in a session of its own (so a stop can signal the job's whole process
 # group without reaching the runner), appends its output to JOBDIR/log, and records the exit code
 # and times however the job ends: killed by a signal, it is 128+N, as the shell reports it.
@@ -17,6 +17,11 @@ if command -v bash >/dev/null 2>&1; then shell=bash; else shell=sh; fi
 state=$(cd ../.. && pwd -P)
 if [ -f "$state/notify/targets.json" ] && [ -f "$state/bin/notify-v1.sh" ]; then
   setsid -f sh "$state/bin/notify-v1.sh" "$state" watch "$d" < /dev/null > /dev/null 2>&1
+fi
+# the run's series (`gpu-tui metrics`, issue 24): caught up while the job runs and once at its
+# end, then the summariser exits by itself
+if [ -f "$state/bin/series-v1.sh" ]; then
+  setsid -f sh "$state/bin/series-v1.sh" "$state" watch "$d" < /dev/null > /dev/null 2>&1
 fi
 session="gpu-tui-$(basename "$d")"
 if [ -f want_tmux ] && command -v tmux >/dev/null 2>&1; then

@@ -35,6 +35,8 @@ def command_script(req: JobRequest) -> str:
     # an SSH command would
     where = remote_path(req.cwd or "~")
     lines.append(f"cd -- {where} || {{ echo 'gpu-tui: cannot cd to the working directory' >&2; exit 126; }}")
+    # where the run's own metrics files are looked for (services/jobs/series/runfiles.py)
+    lines.append('pwd > "$GPU_TUI_JOB_DIR/workdir" 2>/dev/null')
     for key, value in req.setenv:
         lines.append(f"export {key}={quote(value)}")
     if req.conda_prefix:

@@ -26,6 +26,8 @@ from gpu_tui.core.jobs import (
 )
 from gpu_tui.core.trainlog.decode import decode_log
 from gpu_tui.core.trainlog.read import summarize
+from gpu_tui.core.trainlog.series import PROGRESS_FIELDS
+from gpu_tui.core.trainlog.series_decode import RunLast, split_last
 from gpu_tui.core.trainlog.summary import LogSummary
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import fill_script, sh_c
@@ -169,16 +171,25 @@ async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts, window: int =
     if not f.log_bytes:
         return JobInfo(f, *job_state(f))
     res = await host.run_bytes(summary_command(job_dir(inst, f.id), window), timeout=30)
-    return info_with_summary(f, summarize(res.stdout, from_start=f.log_bytes <= window, charset=f.charset))
+    last, log_end = split_last(res.stdout)
+    summary = summarize(log_end, from_start=f.log_bytes <= window, charset=f.charset)
+    return info_with_summary(f, summary, last, window=window)
 
 
 def summary_command(job_dir: str, window: int) -> str:
-    """The last `window` bytes of the log in `job_dir` (one shell word)."""
-    return f"tail -c {int(window)} -- {job_dir}/log 2>/dev/null"
+    """series.last in `job_dir` (one shell word), where the instance's summariser wrote one, then
+    the last `window` bytes of the log."""
+    return f"cat -- {job_dir}/series.last 2>/dev/null; tail -c {int(window)} -- {job_dir}/log 2>/dev/null"
 
 
-def info_with_summary(f: JobFacts, summary: LogSummary) -> JobInfo:
-    """A job's state from its facts and what the end of its log says (progress, loss, failure)."""
+def info_with_summary(
+    f: JobFacts, summary: LogSummary, last: RunLast | None = None, *, window: int = LOG_SUMMARY_BYTES
+) -> JobInfo:
+    """A job's state from its facts and what the end of its log says (progress, loss, failure).
+    `last`, the whole log as the instance's summariser read it, fills in what the end does not
+    say when the end is not the whole log: a loss printed before it, and the run's progress where
+    only the whole log says how long the run is (`Num Epochs` at its start), when the summariser
+    is at most `window` behind."""
     state, failure = job_state(f)
     if state == "stopped":
         failure = None  # the user asked for it
@@ -190,15 +201,39 @@ def info_with_summary(f: JobFacts, summary: LogSummary) -> JobInfo:
     else:
         failure = summary.failure or failure  # lost: what the log said, else "lost: ..."
     progress = summary.progress
+    fields: dict[str, object] = {k: getattr(progress, k) for k in PROGRESS_FIELDS} if progress else {}
+    loss = summary.last_loss
+    size = f.log_bytes or 0
+    if last is not None and size > window:  # the end read is not the whole log
+        loss = last.last_loss if loss is None else loss
+        whole = last.progress
+        fresh = last.read + window >= size
+        run_wide = whole is not None and whole.get("scope") == "run" and whole.get("percent") is not None
+        knows_less = fields.get("scope") != "run" or fields.get("percent") is None
+        if whole is not None and (not fields or (fresh and run_wide and knows_less)):
+            fields = whole
     return JobInfo(
         f,
         state,
         failure,
-        progress_percent=progress.percent if progress else None,
-        eta_seconds=progress.eta_seconds if progress and state == "running" else None,
-        last_loss=summary.last_loss,
-        progress_counts=(progress.epoch, progress.epochs, progress.step, progress.steps) if progress else (None,) * 4,
+        progress_percent=_number(fields.get("percent")),
+        eta_seconds=_count(fields.get("eta_seconds")) if state == "running" else None,
+        last_loss=loss,
+        progress_counts=(
+            _count(fields.get("epoch")),
+            _count(fields.get("epochs")),
+            _count(fields.get("step")),
+            _count(fields.get("steps")),
+        ),
     )
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _count(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 async def find_job(host: Host, inst: InstanceConfig, ref: str) -> JobFacts:

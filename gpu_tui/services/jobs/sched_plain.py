@@ -24,6 +24,7 @@ from gpu_tui.remote.quoting import fill_script, quote, remote_path, sh_c
 from gpu_tui.services.jobs import slurm
 from gpu_tui.services.jobs.gpupick import gpus_env
 from gpu_tui.services.jobs.jobdir import command_script, job_dir
+from gpu_tui.services.jobs.series.ship import ensure_series_quietly
 from gpu_tui.services.statedir import shell_state_dir
 
 __all__ = [
@@ -36,7 +37,7 @@ __all__ = [
     "stop_script",
 ]
 
-RUNNER_VERSION = 1
+RUNNER_VERSION = 2
 RUNNER_NAME = f"job-runner-v{RUNNER_VERSION}.sh"
 
 
@@ -168,6 +169,7 @@ class PlainScheduler:
     async def start(self, host: Host, inst: InstanceConfig, req: JobRequest, ask: RunAsk) -> JobRequest:
         # `ask` was folded into the request by `prepare` (CUDA_VISIBLE_DEVICES)
         await _ensure_runner(host, inst)
+        await ensure_series_quietly(host, inst)
         script = start_script(shell_state_dir(inst), job_dir(inst, req.id), req.cwd, tmux=req.tmux)
         res = await host.run(sh_c(script), stdin=req.to_json() + "\n" + command_script(req), timeout=30)
         out = res.stdout.strip()

@@ -13,6 +13,7 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import ConnectionLost, RemoteError
 from gpu_tui.core.i18n import _
 from gpu_tui.remote.backoff import backoff_delay
+from gpu_tui.remote.cancels import raise_lost_cancel
 from gpu_tui.remote.host import Host
 from gpu_tui.services.jobs import runner as jobsvc
 
@@ -50,6 +51,7 @@ class LogTail:
         while True:
             try:
                 await self.host.connect()
+                raise_lost_cancel()  # `logs -f` told to stop (Ctrl+C) as the link returned
                 return
             except RemoteError as exc:
                 delay = backoff_delay(attempt, base=0.5, cap=30.0)

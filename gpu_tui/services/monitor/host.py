@@ -20,6 +20,7 @@ from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.metrics.hoststats import CpuTimes, parse_probe
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame
 from gpu_tui.remote.backoff import backoff_delay
+from gpu_tui.remote.cancels import cancel_and_wait, raise_lost_cancel
 from gpu_tui.remote.host import Host
 from gpu_tui.services.events import (
     ConnState,
@@ -83,28 +84,6 @@ class _GpuStreamReader:
                 mon._emit(GpuErrorChanged(mon.name, out))
 
 
-def _raise_lost_cancel() -> None:
-    """Raise the cancel this task was sent if a library swallowed it (see _cancel_and_wait; here
-    SshHost.close's wait_for, as the link closes): a monitor told to stop (a verified shutdown,
-    the app quitting) must not report another state, reconnect or retry."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
-
-
-async def _cancel_and_wait(tasks: list[asyncio.Task[None]]) -> None:
-    """Cancel `tasks` and wait until every one has ended. A cancel can be lost: Python 3.11's
-    asyncio.wait_for (which asyncssh's run() uses) returns the inner result when the cancel comes
-    in the same tick as that result, as when a lost link ends a command and the session at once.
-    The task then carries on in its retry loop, and a single cancel would wait for it forever."""
-    pending = set(tasks)
-    while pending:
-        for t in pending:
-            t.cancel()
-        _done, pending = await asyncio.wait(pending, timeout=1.0)
-    await asyncio.gather(*tasks, return_exceptions=True)  # retrieve their exceptions
-
-
 class HostMonitor:
     """Runs until cancelled; reports through `emit` (called on the event loop, must not block)."""
 
@@ -149,7 +128,7 @@ class HostMonitor:
         fingerprint: str | None = None,
         key_line: str | None = None,
     ) -> None:
-        _raise_lost_cancel()
+        raise_lost_cancel()
         self.state = state
         self._emit(
             StateChanged(
@@ -208,7 +187,7 @@ class HostMonitor:
         try:
             exc = await self.host.wait_closed()
         finally:
-            await _cancel_and_wait(tasks)
+            await cancel_and_wait(tasks)
         return str(exc) if exc else _("connection closed")
 
     async def _gpu_loop(self) -> None:

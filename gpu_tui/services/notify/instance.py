@@ -26,6 +26,7 @@ from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.i18n import LANGUAGES, _, using
 from gpu_tui.core.notify.urls import INSTANCE_SCHEMES, Unsupported, mask, request_for, scheme_of, support_reason
 from gpu_tui.core.trainlog.failures import KILLED
+from gpu_tui.core.trainlog.hints import hint_for, hint_table
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import fill_script, sh_c
 from gpu_tui.services.notify.bundle import portable_core, sender_files, sh_target_files
@@ -123,6 +124,9 @@ def messages(instance: str) -> dict[str, str]:
     out = {k: v.replace("{instance}", instance) for k, v in m.items()}
     out["instance"] = instance
     out["killed"] = KILLED
+    # the shell sender (no python3 there, so no log rules) knows two failures: killed, exit code
+    out["hint.killed"] = hint_for(KILLED) or ""
+    out["hint.exit"] = hint_for("exit code 1") or ""
     return out
 
 
@@ -183,9 +187,9 @@ def targets_document(
     wanted = sorted(e for e in events if e in INSTANCE_EVENTS)
     if language in LANGUAGES:
         with using(catalog(language), language):
-            msgs = messages(inst.name)
+            msgs, hints = messages(inst.name), hint_table()
     else:
-        msgs = messages(inst.name)
+        msgs, hints = messages(inst.name), hint_table()
     doc: dict[str, object] = {
         "version": 1,
         "instance": inst.name,
@@ -199,6 +203,7 @@ def targets_document(
         "failure_grace": FAILURE_GRACE_S,
         "language": language,
         "messages": msgs,
+        "hints": hints,
         "targets": rows,
     }
     sh["settings"] = f"{TIMEOUT_S}\n{ATTEMPTS}\n{BUDGET_S}\n{inst.hourly_rate}\n{currency}\n"

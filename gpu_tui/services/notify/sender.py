@@ -172,7 +172,18 @@ def compose_job_end(conf: Dict[str, Any], state: str, job_dir: str) -> Optional[
         parts.append(fill(msgs["line.exit"], {"code": str(code)}))
     values = {"job": job, "reason": reason or "", "code": str(code)}
     title = fill(msgs["job_end." + kind], values)
-    return "job_end:" + job_id, job, title, " · ".join(parts)
+    return "job_end:" + job_id, job, title, with_hint(" · ".join(parts), conf, reason if kind == "failed" else None)
+
+
+def with_hint(body: str, conf: Dict[str, Any], reason: Optional[str]) -> str:
+    """`body`, then on a line of its own what to do about `reason` (core/hints, translated on the
+    laptop: targets.json `hints`, the most specific kind first)."""
+    if not reason:
+        return body
+    for row in conf.get("hints") or []:
+        if isinstance(row, list) and len(row) == 2 and reason.startswith(str(row[0])):
+            return "%s\n%s" % (body, row[1]) if body else str(row[1])
+    return body
 
 
 def job_name(job_dir: str) -> str:
@@ -221,7 +232,7 @@ def watch(conf: Dict[str, Any], state: str, job_dir: str) -> int:
             return 0
         msgs = conf["messages"]
         job = job_name(job_dir)
-        body = fill(msgs["line.loss"], {"loss": "%.4g" % loss}) if loss is not None else ""
+        body = with_hint(fill(msgs["line.loss"], {"loss": "%.4g" % loss}) if loss is not None else "", conf, reason)
         title = fill(msgs["job_failure"], {"job": job, "reason": reason})
         results = deliver(
             state, conf, "job_failure", "job_failure:" + os.path.basename(job_dir.rstrip("/")), job, title, body

@@ -139,6 +139,7 @@ send_one() { # stem -> a JSON result object on stdout
   n=0 err="no time left"
   while [ $n -lt "$attempts" ] && [ $(($(date +%s) + 1)) -lt "$deadline" ]; do
     n=$((n + 1))
+    echo $n > "$tmp.n"  # for deliver, should the budget's wall stop this target mid-attempt
     attempt "$1"
     [ -z "$err" ] && break
     case $err in 'HTTP 4'*) case $err in 'HTTP 429'*) ;; *) break ;; esac ;; esac
@@ -151,7 +152,7 @@ send_one() { # stem -> a JSON result object on stdout
 }
 
 deliver() { # sends title/body to every target in parallel; appends the outbox line
-  i=0
+  i=0 pids=''
   for m in "$sh_dir"/t*.meta; do
     [ -f "$m" ] || continue
     # each target has the events it asked for; a test goes to every one
@@ -163,13 +164,30 @@ deliver() { # sends title/body to every target in parallel; appends the outbox l
         "$(sed -n 1p "$m" | json_str)" > "$tmp/r$i"
     else
       (tmp="$tmp/w$i"; mkdir -p "$tmp" && send_one "${m%.meta}" > "$tmp.r") &
+      pids="$pids $!"
     fi
+    printf '%s\n' "$m" > "$tmp/m$i"
     i=$((i + 1))
   done
-  wait
+  if [ -n "$pids" ]; then
+    # the budget is a wall: on a loaded machine the forks and a last attempt's timeout ran
+    # seconds past it; what is still sending then is stopped, and says so
+    left=$((deadline - $(date +%s) + 1)); [ $left -gt 0 ] || left=0
+    (trap 'kill $sp 2> /dev/null; exit 0' TERM; sleep $left & sp=$!; wait $sp; kill $pids 2> /dev/null) &
+    dog=$!
+    wait $pids
+    kill $dog 2> /dev/null
+  fi
   results='' j=0 all=0
   while [ $j -lt $i ]; do
     r=$(cat "$tmp/w$j.r" 2> /dev/null || cat "$tmp/r$j" 2> /dev/null)
+    case $r in *'}') ;; *)  # stopped by the wall before it could answer
+      n=$(cat "$tmp/w$j.n" 2> /dev/null)
+      r=$(printf '{"target": %s, "ok": false, "error": "no time left", "attempts": %d}' \
+        "$(sed -n 1p "$(cat "$tmp/m$j")" | json_str)" "${n:-0}")
+      note "$event_id $(sed -n 1p "$(cat "$tmp/m$j")"): stopped at the budget's end"
+      ;;
+    esac
     case $r in *'"ok": true'*) ;; *) all=3 ;; esac
     results="${results:+$results, }$r"; j=$((j + 1))
   done
@@ -215,6 +233,11 @@ case $event in
     fi
     [ $kind = failed ] && parts="${parts:+$parts · }$(fill "$(msg line.exit)" code "$code")"
     body=$parts
+    if [ $kind = failed ]; then  # what to do, on a line of its own (core/hints)
+      if [ "$reason" = "$(msg killed)" ]; then hint=$(msg hint.killed); else hint=$(msg hint.exit); fi
+      [ -n "$hint" ] && body="$body
+$hint"
+    fi
     ;;
   autostop)
     wants autostop || exit 0

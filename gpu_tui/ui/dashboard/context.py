@@ -7,7 +7,7 @@ screen class, so none of them imports the module that imports them.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from textual.app import App
 from textual.notifications import SeverityLevel
@@ -16,7 +16,9 @@ from textual.screen import Screen
 from gpu_tui.services.fleet import Fleet, InstanceView
 from gpu_tui.ui.source import FleetSource, Opened
 
-__all__ = ["DashboardContext"]
+__all__ = ["DashboardContext", "KeptScreen"]
+
+KeptScreen = TypeVar("KeptScreen", bound=Screen[Any])
 
 
 class DashboardContext(Protocol):
@@ -54,6 +56,11 @@ class DashboardContext(Protocol):
     ) -> None: ...
 
     def push(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None: ...
+
+    def kept(self, name: str, make: Callable[[], KeptScreen]) -> KeptScreen:
+        """The screen kept under `name`, made by `make` the first time: a screen opened often is
+        composed once and shown again (composing it cost a third of the key's latency)."""
+        ...
 
     def start(self, work: Coroutine[Any, Any, None], *, group: str) -> None:
         """Run `work` as a worker whose failure is reported, never closing the dashboard."""

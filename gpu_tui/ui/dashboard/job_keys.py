@@ -106,14 +106,20 @@ def open_logs(ctx: DashboardContext, view: InstanceView) -> None:
     fleet, job = ctx.fleet, view.current_job
     if fleet is None or job is None:
         return
-    screen = JobLogScreen(
-        view,
-        fleet.hosts[view.name],
-        job,
-        currency=ctx.currency,
-        clock=ctx.clock,
-        on_stop=lambda j: stop_job(ctx, view, j),
+    host = fleet.hosts[view.name]
+
+    def stop(j: JobInfo) -> None:
+        stop_job(ctx, view, j)
+
+    opened = ctx.opened
+    cache = opened.series_cache if opened is not None else None
+    screen = ctx.kept(
+        "log",
+        lambda: JobLogScreen(
+            view, host, job, currency=ctx.currency, clock=ctx.clock, on_stop=stop, fleet=fleet, series_cache=cache
+        ),
     )
+    screen.show(view, host, job, currency=ctx.currency, on_stop=stop, fleet=fleet)
     ctx.push(screen)
 
 

@@ -11,13 +11,12 @@ import logging
 from collections.abc import Callable, Coroutine, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer
 
 from gpu_tui.core.actions import ACTIONS, action, key_label
 from gpu_tui.core.i18n import N_, _
@@ -28,6 +27,7 @@ from gpu_tui.services.jobs.watch import JobFinished
 from gpu_tui.ui.bindings import translate_bindings
 from gpu_tui.ui.dashboard import instance_keys, job_keys
 from gpu_tui.ui.dashboard.alerts import LaptopAlerts
+from gpu_tui.ui.dashboard.context import KeptScreen
 from gpu_tui.ui.dashboard.money_warnings import MoneyWarnings
 from gpu_tui.ui.dashboard.outbox import OutboxWatch
 from gpu_tui.ui.dashboard.power_keys import PowerKeys
@@ -43,6 +43,7 @@ from gpu_tui.ui.screens.forward import ForwardScreen
 from gpu_tui.ui.screens.sync import SyncScreen
 from gpu_tui.ui.source import FleetSource, Opened
 from gpu_tui.ui.widgets import FleetBar, GpuPanel, HostPanel, InstanceTable
+from gpu_tui.ui.widgets.stable_footer import StableFooter
 
 __all__ = ["AVAILABLE", "DashboardScreen"]
 
@@ -51,6 +52,8 @@ log = logging.getLogger(__name__)
 PAINT_SECONDS = 0.5
 """How often changed rows are repainted: a fleet streaming at 1 Hz then costs about two table
 renders a second instead of one per instance per second."""
+TICK_SECONDS = 1.0
+"""How often the clock's cells (cost so far, countdowns, idle) and the fleet bar are brought up to date."""
 BALANCE_SECONDS = 300
 """How often the AutoDL balance is asked for (it changes by cents a minute)."""
 BUDGET_CHECK_SECONDS = 30
@@ -156,11 +159,15 @@ class DashboardScreen(Screen[None]):
         self._dash_timers: list[Timer] = []
         self._dirty: set[str] = set()
         self._seen_frame: set[str] = set()
+        self._painted_at: dict[str, float] = {}
+        """When each row was last rebuilt by `_paint`: the tick skips rows rebuilt within a tick."""
         self._paint_soon = False
         self._enabled: tuple[bool | None, ...] = ()
         self._closing = False
         self._mounted = False
         self._budget_checked = 0.0
+        self._kept: dict[str, Screen[Any]] = {}
+        """Screens opened often (detail, a job's log), composed once and kept installed."""
         # Held, not queried: a query from a timer could find a modal's widgets instead.
         self.fleet_bar = FleetBar(source.title, "¥", id="fleet-bar")
         self.table = InstanceTable("¥", id="instances")
@@ -191,7 +198,14 @@ class DashboardScreen(Screen[None]):
     def push(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None:
         self.app.push_screen(screen, callback)
 
-    def start(self, work: Coroutine[Any, Any, None], *, group: str) -> None:
+    def kept(self, name: str, make: Callable[[], KeptScreen]) -> KeptScreen:
+        screen = self._kept.get(name)
+        if screen is None:
+            screen = self._kept[name] = make()
+            self.app.install_screen(screen, name=f"kept-{name}")
+        return cast(KeptScreen, screen)
+
+    def start(self, work: Coroutine[Any, Any, object], *, group: str) -> None:
         # exit_on_error=False: one failed action must not close the dashboard (the app reports it)
         self.run_worker(work, group=group, exit_on_error=False)
 
@@ -212,7 +226,7 @@ class DashboardScreen(Screen[None]):
         yield self.table
         yield self.gpu_panel
         yield self.host_panel
-        yield Footer()
+        yield StableFooter()
 
     def attach(self, opened: Opened, fleet: Fleet) -> None:
         """Show `fleet` (opened from `opened`) and paint it, once the table is there to take it."""
@@ -240,7 +254,7 @@ class DashboardScreen(Screen[None]):
         if opened.balance is not None or opened.balances:
             self._refresh_balance()
             self._dash_timers.append(self.set_interval(BALANCE_SECONDS, self._refresh_balance))
-        self._dash_timers.append(self.set_interval(1.0, self._tick))
+        self._dash_timers.append(self.set_interval(TICK_SECONDS, self._tick))
         self._dash_timers.append(self.set_interval(PAINT_SECONDS, self._paint))
 
     def stop(self) -> None:
@@ -279,7 +293,7 @@ class DashboardScreen(Screen[None]):
             # decides what of it is written
             billing = self._opened.billing if self._opened else None
             if billing is not None and self._fleet is not None:
-                billing.seen_up(self._fleet.views[name].config, event.stats.uptime_seconds, event.stats.taken_at)
+                billing.queue(self._fleet.views[name].config, event.stats.uptime_seconds, event.stats.taken_at)
 
     def on_job_ended(self, message: JobEnded) -> None:
         if not self._closing:
@@ -311,6 +325,7 @@ class DashboardScreen(Screen[None]):
         with self.app.batch_update():
             for name in dirty:
                 self.table.show(self._fleet.views[name], now)
+                self._painted_at[name] = now
             if selected in dirty:
                 self.refresh_panels()
 
@@ -318,10 +333,17 @@ class DashboardScreen(Screen[None]):
         if self._fleet is None or self._closing:
             return
         now = self.clock()
+        painted = self._painted_at
         with self.app.batch_update():
             for view in self._fleet.views.values():
-                self.table.show(view, now)  # cost and countdown cells; unchanged cells are skipped
+                # cost and countdown cells; a row whose GPUs move was rebuilt by _paint within
+                # the last tick, and building it again would only find the same text
+                if now - painted.get(view.name, -TICK_SECONDS) >= TICK_SECONDS:
+                    self.table.show(view, now)
             self.fleet_bar.refresh_from(self._fleet, now)
+        billing = self._opened.billing if self._opened else None
+        if billing is not None and billing.queued:
+            self.start(billing.write_queued(), group="billing")
         self.warnings.idle(now)
         today: float | None = None
         if now - self._budget_checked >= BUDGET_CHECK_SECONDS:
@@ -389,7 +411,12 @@ class DashboardScreen(Screen[None]):
         self.push(HelpScreen(self.help_rows()))
 
     def action_detail(self) -> None:
-        self._with_view(lambda v: self.push(DetailScreen(v, self.clock)))
+        self._with_view(self._open_detail)
+
+    def _open_detail(self, view: InstanceView) -> None:
+        detail = self.kept("detail", lambda: DetailScreen(view, self.clock))
+        detail.show(view)
+        self.push(detail)
 
     def action_run_job(self) -> None:
         self._with_view(lambda v: job_keys.run_job(self, v))

@@ -37,6 +37,10 @@ from gpu_tui.ui.screens.localise import styled, translate_bindings
 __all__ = ["CondaScreen"]
 
 MAX_LINES = 2000
+PYTHON_CELLS = 7
+"""`3.11.10`: a python version, as `env_pythons` reads it."""
+SIZE_CELLS = 8
+"""core/units.format_bytes' widest: `1023 MiB`."""
 """Output lines kept on screen; conda and pip print a few hundred for a big install."""
 BUSY_ACTIONS = ("create", "install", "remove", "check", "init", "refresh", "mirror")
 
@@ -85,7 +89,12 @@ class CondaScreen(Screen[None]):
             Text(_("conda on {name}: looking for conda…").format(name=self._inst.name), style="bold"), id="title"
         )
         table: DataTable[str] = DataTable(id="envs", cursor_type="row", zebra_stripes=True)
-        table.add_columns(_("env"), "python", _("size"), _("path"))
+        # python and size arrive after the rows: fixed widths, because a DataTable widened on its
+        # idle keeps lines it rendered before at the old width (`182 MiB` shown as `182`)
+        table.add_column(_("env"))
+        table.add_column("python", width=PYTHON_CELLS)
+        table.add_column(_("size"), width=SIZE_CELLS)
+        table.add_column(_("path"))
         yield table
         yield Static("", id="interp")
         yield Log(id="output", max_lines=MAX_LINES)
@@ -171,10 +180,10 @@ class CondaScreen(Screen[None]):
         self.call_after_refresh(self.query_one("#output", Log).scroll_end, animate=False)
         pythons = await condasvc.env_pythons(self._host, install)
         for name, version in pythons.items():
-            table.update_cell(name, table.ordered_columns[1].key, version or "-", update_width=True)
+            table.update_cell(name, table.ordered_columns[1].key, version or "-")
         sizes = await condasvc.env_sizes(self._host, install)
         for name, size in sizes.items():
-            table.update_cell(name, table.ordered_columns[2].key, format_bytes(size), update_width=True)
+            table.update_cell(name, table.ordered_columns[2].key, format_bytes(size))
 
     # ----- operations
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

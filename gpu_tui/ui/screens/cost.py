@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable
 from datetime import date
 
-import plotext as plt
 from rich import box
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -25,7 +25,6 @@ from gpu_tui.core.money.ledgermath import PeriodRow
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_local_datetime, format_money, format_rate_per_hour
 from gpu_tui.services.billing import Billing, LedgerError
-from gpu_tui.ui.screens.detail import PlotLabels
 from gpu_tui.ui.screens.localise import translate_bindings
 
 __all__ = ["CostScreen", "cost_table", "day_chart"]
@@ -74,8 +73,34 @@ def cost_table(rows: list[PeriodRow], currency: str, width: int) -> Table:
     return t
 
 
+class PlotLabels:
+    """Titles and axis labels for plotext, which gives every character one cell: a label with
+    wide characters (Chinese) is laid out as a stand-in of the same width in cells, made of
+    private-use characters, and swapped back into plotext's output."""
+
+    _FIRST = 0xE000
+
+    def __init__(self) -> None:
+        self._swaps: list[tuple[str, str]] = []
+
+    def __call__(self, text: str) -> str:
+        if cell_len(text) == len(text):
+            return text
+        mark = chr(self._FIRST + len(self._swaps)) * cell_len(text)
+        self._swaps.append((mark, text))
+        return mark
+
+    def restore(self, built: str) -> str:
+        for mark, text in self._swaps:
+            built = built.replace(mark, text)
+        # a stand-in plotext shortened for want of room: drop what is left of it
+        return "".join(c for c in built if not self._FIRST <= ord(c) < self._FIRST + len(self._swaps))
+
+
 def day_chart(days: list[tuple[date, dict[str, float]]], currency: str, *, width: int, height: int) -> Text:
     """The fleet's cost per local day as vertical bars, labelled by day of month."""
+    import plotext as plt  # on first use: a dashboard that never plots never pays its import
+
     plt.clf()
     plt.limit_size(False, False)
     plt.plotsize(max(30, width), max(6, height))

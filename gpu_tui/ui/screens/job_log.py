@@ -5,115 +5,54 @@ then what the job writes, followed by byte offset over the instance's connection
 lines and numbers there, as for `gpu-tui logs -f`). The follow worker only puts updates in a
 LogInbox; however fast the job writes, the screen takes them and repaints at most 4 times a
 second, its new lines written in one batch.
+
+The curve starts as the window's (what the follow read of the log's end) and becomes the whole
+run's once services/jobs/series/read.read_series answers (every point since step 0, read by the
+instance's summariser; where the instance has no python3, its own read of the log's end). A
+worker asks it, and again every SERIES_REFRESH_S while the job runs, and posts the series as a
+`SeriesRead` message: workers never touch widgets. The keys pick what is drawn (ui/runcurve.py):
+the series, the x axis, the zoom, the scale, and another job of the fleet to compare with.
 """
 
 from __future__ import annotations
 
-import math
+import asyncio
 import time
-from collections.abc import Callable, Mapping
-from typing import Protocol
+from collections.abc import Callable
+from dataclasses import replace
 
-import plotext as plt
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Log, Select
+from textual.timer import Timer
+from textual.widgets import Log, Select
 
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo
-from gpu_tui.core.trainlog.model import Progress
-from gpu_tui.core.units import format_bytes, format_eta_s, format_money, format_percent
+from gpu_tui.core.units import format_bytes
 from gpu_tui.remote.host import Host
-from gpu_tui.services.fleet import InstanceView
+from gpu_tui.services.fleet import Fleet, InstanceView
 from gpu_tui.services.jobs.follow import LogFollower, LogInbox, LogUpdate, wait_for_link
+from gpu_tui.services.jobs.series.cache import SeriesCache
+from gpu_tui.services.jobs.series.read import WINDOW_BYTES
+from gpu_tui.ui.runcurve import Curve, Plot, axes_of, curve_of, draw, zoom_levels, zoom_word
+from gpu_tui.ui.runseries import SeriesRead, read_curves
+from gpu_tui.ui.screens.job_log_text import hint_text, job_options, progress_text, run_job_label
 from gpu_tui.ui.screens.localise import translate_bindings
+from gpu_tui.ui.screens.pick import PickScreen
+from gpu_tui.ui.widgets.stable_footer import StableFooter
 from gpu_tui.ui.widgets.text_panel import TextPanel
 
-__all__ = ["JobLogScreen", "progress_text"]
+__all__ = ["JobLogScreen", "progress_text"]  # progress_text: job_log_text.py's, shown here
 
 MAX_LOG_LINES = 5000
 FLUSH_SECONDS = 0.25  # new lines reach the screen 4 times a second, however fast the job writes
-CHART_SECONDS = 2.0  # plotext takes tens of ms per chart: redraw the loss curve at most this often
-
-
-def job_label(job: JobInfo) -> str:
-    name = f" {job.name}" if job.name else ""
-    return f"{job.id}{name}  {_(job.state)}"
-
-
-AXIS_LABEL = {"step": "step", "epoch": "epoch", "index": "n-th loss printed"}
-
-
-def loss_chart(points: list[tuple[float, float]], axis: str | None, *, width: int, height: int, log: bool) -> Text:
-    """The loss curve against the run's step (or epoch) as the log says it; log-scale y on request."""
-    xs = [x for x, v in points if not log or v > 0]
-    ys = [v for _, v in points if not log or v > 0]
-    plt.clf()
-    plt.limit_size(False, False)
-    plt.plotsize(max(20, width), max(6, height))
-    plt.theme("clear")
-    if len(xs) >= 2:
-        plt.plot(xs, [math.log10(v) for v in ys] if log else ys, marker="braille", color="cyan")
-    label = AXIS_LABEL.get(axis or "index", "")
-    plt.xlabel(label + ("   y: log10(loss)" if log else ""))
-    return Text.from_ansi(plt.build())
-
-
-class LogReading(Protocol):
-    """What the head reads off a log: a LogUpdate, or a whole log's LogSummary."""
-
-    @property
-    def progress(self) -> Progress | None: ...
-    @property
-    def last_loss(self) -> float | None: ...
-    @property
-    def metrics(self) -> Mapping[str, float]: ...
-    @property
-    def failure(self) -> str | None: ...
-
-
-def progress_text(summary: LogReading, view: InstanceView, now: float, currency: str, running: bool) -> Text:
-    """`45% of the run · epoch 3/10 · 450/1000 · ETA 12m05s → done 14:32 · ¥12.34 by then (+¥0.40)` and
-    the last loss. Percent, ETA, finish time and cost are the run's where the log says how long
-    the run is (core/trainlog/progress), else the bar's."""
-    t = Text()
-    p = summary.progress
-    if p is not None:
-        if p.percent is not None:
-            t.append(format_percent(p.percent), style="bold")
-            if p.scope == "run":
-                t.append(" of the run", style="dim")
-        if p.epoch is not None:
-            t.append(f"  epoch {p.epoch}" + (f"/{p.epochs}" if p.epochs else ""))
-        if p.step is not None:
-            t.append(f"  step {p.step}" + (f"/{p.steps}" if p.steps else ""))
-        if p.bar_step is not None and (p.scope != "run" or p.bar_percent is not None):
-            t.append(f"  {p.bar_step}" + (f"/{p.bar_steps}" if p.bar_steps else ""), style="dim")
-        if p.rate_text:
-            t.append(f"  {p.rate_text}", style="dim")
-        if running and p.eta_seconds is not None:
-            t.append(f"  {format_eta_s(p.eta_seconds, now)}")
-            rate = view.config.hourly_rate
-            if rate:
-                more = rate * p.eta_seconds / 3600
-                so_far = view.cost_so_far(now) or 0.0
-                own = view.config.bills_in(currency)  # the instance's, not the settings'
-                by_then, extra = format_money(so_far + more, own), format_money(more, own)
-                t.append("  " + _("{money} by then (+{extra})").format(money=by_then, extra=extra), style="yellow")
-    if summary.last_loss is not None:
-        t.append(f"  loss {summary.last_loss:.4g}", style="cyan")
-    else:  # a tool that prints only a loss's parts (YOLO's box_loss, cls_loss ...): those, never summed
-        parts = [(k, v) for k, v in summary.metrics.items() if k.endswith("_loss") and math.isfinite(v)][:4]
-        for k, v in parts:
-            t.append(f"  {k} {v:.4g}", style="cyan")
-    failure = summary.failure
-    if failure:
-        t.append(f"  {failure}", style="bold red")
-    return t
+CHART_SECONDS = 2.0  # the window's curve changes with every bar redraw: redraw it at most this often
+SERIES_REFRESH_S = 30.0  # a running job's whole run is asked again this often (a catch-up reads what grew)
+NO_COMPARE = "\x00none"  # the compare picker's "no comparison" entry (never a job id)
 
 
 class JobLogScreen(Screen[None]):
@@ -122,12 +61,17 @@ class JobLogScreen(Screen[None]):
         # the dashboard's stop_job id, so a `[keys]` remap of `x` applies here too
         Binding("x", "stop_job", N_("Stop job"), id="stop_job"),
         Binding("g", "toggle_log_scale", N_("Log scale")),
+        Binding("s", "pick_series", N_("Series")),
+        Binding("a", "cycle_axis", N_("X axis")),
+        Binding("z", "cycle_zoom", N_("Zoom")),
+        Binding("c", "compare", N_("Compare")),
     ]
     DEFAULT_CSS = """
     JobLogScreen #head { height: auto; padding: 0 1; }
     JobLogScreen #jobs { width: 100%; }
     JobLogScreen #jobs SelectCurrent { border: none; height: 1; padding: 0 1; background: $boost; }
     JobLogScreen #chart { height: auto; }
+    JobLogScreen #runnote { height: 1; color: $text-muted; padding: 0 1; }
     JobLogScreen Log { height: 1fr; border-top: solid $primary-darken-2; }
     JobLogScreen #live { height: auto; max-height: 4; color: $text-muted; padding: 0 1; }
     """
@@ -141,13 +85,34 @@ class JobLogScreen(Screen[None]):
         currency: str,
         clock: Callable[[], float] = time.time,
         on_stop: Callable[[JobInfo], None] | None = None,
+        fleet: Fleet | None = None,
+        series_cache: SeriesCache | None = None,
     ) -> None:
+        """`fleet`: the dashboard's, for the jobs of other instances to compare with;
+        `series_cache`: copies of series files, so a second open fetches only what was added."""
         super().__init__()
         translate_bindings(self)
+        self._clock = clock
+        self._series_cache = series_cache
+        self._repeats: list[Timer] = []
+        self._hidden = False
+        self._start(view, host, job, on_stop, currency, fleet)
+
+    def _start(
+        self,
+        view: InstanceView,
+        host: Host,
+        job: JobInfo,
+        on_stop: Callable[[JobInfo], None] | None,
+        currency: str,
+        fleet: Fleet | None,
+    ) -> None:
+        """What the screen shows and how far it has read, afresh for `job`."""
         self._view, self._host, self._job = view, host, job
         self._on_stop = on_stop
+        self._currency = currency
+        self._fleet = fleet
         self._was_running: bool | None = None
-        self._currency, self._clock = currency, clock
         self._inbox = LogInbox(MAX_LOG_LINES)  # what the follow worker hands over, taken by _flush
         self._note: tuple[str, ...] | None = None  # why the log cannot be read (set by the worker)
         self._reading: LogUpdate | None = None  # the latest update painted
@@ -156,24 +121,174 @@ class JobLogScreen(Screen[None]):
         self._shown: tuple[Text, tuple[str, ...]] | None = None
         self._stick = True  # the first batch (the log's window) always ends at the bottom
         self._chart_at = 0.0
-        self._log_scale = False
+        self._plot = Plot()
+        self._curves: dict[str, Curve] = {}  # the whole run's, once read; else the window's loss
+        self._whole: SeriesRead | None = None  # the latest whole-run read of the screen's job
+        self._reading_since: float | None = None  # monotonic start of the first whole-run read
+        self._series_error: str | None = None
+        self._compare: Curve | None = None
+        self._compare_job: tuple[str, str] | None = None  # (instance, job id) being compared
+
+    def show(
+        self,
+        view: InstanceView,
+        host: Host,
+        job: JobInfo,
+        *,
+        currency: str,
+        on_stop: Callable[[JobInfo], None] | None = None,
+        fleet: Fleet | None = None,
+    ) -> None:
+        """Show `job` next time the screen is pushed (the dashboard keeps one log screen)."""
+        self._start(view, host, job, on_stop, currency, fleet)
+        if not self.is_mounted:
+            return
+        select = self.query_one("#jobs", Select)
+        with select.prevent(Select.Changed):  # the job is chosen here, not by the list
+            select.set_options(job_options(view, job))
+            select.value = job.id
+        self.query_one(Log).clear()
+        self.query_one("#chart", TextPanel).set_text(Text())
+        self._begin()
+
+    def _begin(self) -> None:
+        self.follow(self._job)
+        self._flush()  # the head (job, command, what the dashboard knows) now, not a flush later
+        self.call_after_refresh(self._read_whole, self._job)  # the screen first, then the run's read
+
+    def on_screen_suspend(self) -> None:
+        if self in self.app.screen_stack:
+            return  # under a picker (`s`, `c`): still reading
+        # closed (back on the dashboard), kept for the next `l`: nothing read, nothing redrawn
+        self._hidden = True
+        for timer in self._repeats:
+            timer.pause()
+        for group in ("follow", "series", "compare"):
+            self.workers.cancel_group(self, group)
+
+    def on_screen_resume(self) -> None:
+        if self._hidden:
+            self._hidden = False
+            for timer in self._repeats:
+                timer.reset()
+                timer.resume()
 
     @property
     def job(self) -> JobInfo:
         return self._job
+
+    @property
+    def plot(self) -> Plot:
+        """What the chart shows (the keys' state)."""
+        return self._plot
+
+    @property
+    def curves(self) -> dict[str, Curve]:
+        return self._curves
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop_job":
             if self._on_stop is None:
                 return False
             return True if self._current_state() == "running" else None
+        main = self._curves.get(self._plot.tag)
+        if action == "cycle_axis":  # hidden where the series has one x: most runs, and the footer is full
+            return False if main is None or len(axes_of(main)) < 2 else True
+        if action == "cycle_zoom":
+            return None if main is None or not zoom_levels(main, self._axis(main)) else True
+        if action == "pick_series":
+            return None if len(self._curves) < 2 else True
+        if action == "compare":
+            return None if not self._others() else True
         return True
+
+    def _axis(self, curve: Curve) -> str:
+        return self._plot.axis if self._plot.axis in axes_of(curve) else curve.axis
+
+    def _replot(self, plot: Plot) -> None:
+        self._plot = plot
+        self._draw_chart()
+        self.refresh_bindings()
 
     def action_toggle_log_scale(self) -> None:
         """`g`: the loss curve on a log scale (losses that fall by orders of magnitude), and back."""
-        self._log_scale = not self._log_scale
-        self._points_drawn = -1
-        self._chart_at = 0.0
+        self._replot(replace(self._plot, log=not self._plot.log))
+
+    def action_cycle_axis(self) -> None:
+        """`a`: x in the series' own count (step or epoch), then in time, where the lines say it."""
+        main = self._curves.get(self._plot.tag)
+        if main is None or len(axes_of(main)) < 2:
+            return
+        axes = axes_of(main)
+        nxt = axes[(axes.index(self._axis(main)) + 1) % len(axes)]
+        self._replot(replace(self._plot, axis=nxt, zoom=None))
+
+    def action_cycle_zoom(self) -> None:
+        """`z`: the whole run, then the last 1,000 and 100 steps (on another x: 10 % and 1 %)."""
+        main = self._curves.get(self._plot.tag)
+        if main is None:
+            return
+        levels: list[float | None] = [None, *zoom_levels(main, self._axis(main))]
+        if len(levels) < 2:
+            return
+        at = levels.index(self._plot.zoom) if self._plot.zoom in levels else 0
+        self._replot(replace(self._plot, zoom=levels[(at + 1) % len(levels)]))
+
+    def action_pick_series(self) -> None:
+        """`s`: which series to plot (every tag with two points or more)."""
+        if len(self._curves) < 2:
+            return
+        entries = [
+            (ngettext("{tag}  ({n:,} point)", "{tag}  ({n:,} points)", c.count).format(tag=tag, n=c.count), tag)
+            for tag, c in self._curves.items()
+        ]
+
+        def chosen(tag: str | None) -> None:
+            if tag is not None and tag in self._curves:
+                self._replot(replace(self._plot, tag=tag, axis=None, zoom=None))
+
+        self.app.push_screen(PickScreen(_("Series to plot"), entries, self._plot.tag), chosen)
+
+    def _others(self) -> list[tuple[str, JobInfo]]:
+        """The fleet's other jobs (this instance's and the others'), newest first per instance."""
+        if self._fleet is None:
+            return [(self._view.name, j) for j in reversed(self._view.jobs) if j.id != self._job.id]
+        return [
+            (name, j)
+            for name, view in self._fleet.views.items()
+            for j in reversed(view.jobs)
+            if (name, j.id) != (self._view.name, self._job.id)
+        ]
+
+    def action_compare(self) -> None:
+        """`c`: another job's curve of the same series over this one (a picker of the fleet's jobs)."""
+        others = self._others()
+        if not others:
+            return
+        entries = [(run_job_label(name, j), f"{name}\x00{j.id}") for name, j in others]
+        if self._compare_job is not None:
+            entries.insert(0, (_("no comparison"), NO_COMPARE))
+        current = "\x00".join(self._compare_job) if self._compare_job else None
+
+        def chosen(key: str | None) -> None:
+            if key is None:
+                return
+            if key == NO_COMPARE:
+                self._compare_job, self._compare = None, None
+                self._replot(replace(self._plot, compare=None))
+                return
+            name, _sep, job_id = key.partition("\x00")
+            job = next((j for n, j in others if n == name and j.id == job_id), None)
+            host = self._host if name == self._view.name else self._fleet.hosts.get(name) if self._fleet else None
+            view = self._view if name == self._view.name else self._fleet.views.get(name) if self._fleet else None
+            if job is None or host is None or view is None:
+                return
+            self._compare_job, self._compare = (name, job.id), None
+            label = f"{job.name or job.id} ({name})"
+            self._plot = replace(self._plot, compare=label)
+            self.read_compared(host, view, job)
+
+        self.app.push_screen(PickScreen(_("Compare with"), entries, current), chosen)
 
     def action_stop_job(self) -> None:
         if self._on_stop is not None and self._current_state() == "running":
@@ -181,16 +296,19 @@ class JobLogScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield TextPanel(id="head")
-        jobs = list(self._view.jobs) or [self._job]
-        yield Select([(job_label(j), j.id) for j in reversed(jobs)], value=self._job.id, allow_blank=False, id="jobs")
+        yield Select(job_options(self._view, self._job), value=self._job.id, allow_blank=False, id="jobs")
         yield TextPanel(id="chart")
+        yield TextPanel(id="runnote")
         yield Log(max_lines=MAX_LOG_LINES, id="log", auto_scroll=True)
         yield TextPanel(id="live")
-        yield Footer()
+        yield StableFooter(compact=True)  # seven keys: compact, so they fit 80 columns
 
     def on_mount(self) -> None:
-        self.set_interval(FLUSH_SECONDS, self._flush)
-        self.follow(self._job)
+        self._repeats = [
+            self.set_interval(FLUSH_SECONDS, self._flush),
+            self.set_interval(1.0, self._show_note),  # "reading the whole run… (Ns)" counts seconds
+        ]
+        self._begin()
 
     def on_select_changed(self, event: Select.Changed) -> None:
         job = next((j for j in self._view.jobs if j.id == event.value), None)
@@ -199,6 +317,76 @@ class JobLogScreen(Screen[None]):
             self._stick = True
             self.query_one(Log).clear()
             self.follow(job)
+            self._read_whole(job)
+
+    def _read_whole(self, job: JobInfo) -> None:
+        self._whole, self._series_error, self._curves = None, None, {}
+        self._plot = replace(self._plot, tag="loss", axis=None, zoom=None)
+        self._reading_since = time.monotonic()
+        self._show_note()
+        self.read_run(job)
+
+    @work(exclusive=True, group="series", exit_on_error=False)
+    async def read_run(self, job: JobInfo) -> None:
+        """The whole run's series, and again every SERIES_REFRESH_S while the job runs."""
+        inst = self._view.config
+        while True:
+            self.post_message(
+                await read_curves(self._host, inst, self._view.name, job, compare=False, cache=self._series_cache)
+            )
+            if self._current_state() != "running":
+                return
+            await asyncio.sleep(SERIES_REFRESH_S)
+
+    @work(exclusive=True, group="compare", exit_on_error=False)
+    async def read_compared(self, host: Host, view: InstanceView, job: JobInfo) -> None:
+        self.post_message(await read_curves(host, view.config, view.name, job, compare=True, cache=self._series_cache))
+
+    def on_series_read(self, msg: SeriesRead) -> None:
+        if msg.compare:
+            if self._compare_job != (msg.instance, msg.job):
+                return  # a comparison since replaced or dropped
+            self._compare = msg.curves.get(self._plot.tag) or msg.curves.get("loss")
+            if msg.error is not None:
+                self.notify(msg.error, severity="warning", markup=False)
+            self._draw_chart()
+            return
+        if msg.job != self._job.id:
+            return  # a read of the job shown before
+        self._reading_since = None
+        if msg.error is not None:
+            self._series_error = msg.error  # the window's curve stays
+        else:
+            first = self._whole is None
+            self._whole, self._series_error = msg, None
+            self._curves = msg.curves
+            if first and self._plot.tag not in self._curves:
+                self._plot = replace(self._plot, tag=next(iter(self._curves), "loss"))
+            self._draw_chart()
+            self.refresh_bindings()
+        self._show_note()
+
+    def _show_note(self) -> None:
+        """The dim line under the chart: what the curve covers, or how long the first read runs."""
+        whole = self._whole
+        if self._reading_since is not None:
+            secs = int(time.monotonic() - self._reading_since)
+            text = _("reading the whole run… ({n} s)").format(n=secs)
+        elif self._series_error is not None:
+            text = _("the whole run could not be read: {error}").format(error=self._series_error)
+        elif whole is not None and whole.window:
+            text = _("last {size} KB of the log: python3 not on the instance").format(size=WINDOW_BYTES // 1024)
+        elif whole is not None:
+            main = self._curves.get(self._plot.tag)
+            n = main.count if main is not None else 0
+            text = ngettext("whole run: {n:,} point", "whole run: {n:,} points", n).format(n=n)
+        else:
+            text = ""
+        if text and self._plot.zoom is not None:
+            main = self._curves.get(self._plot.tag)
+            if main is not None:
+                text += "  · " + _("zoom: {what}").format(what=zoom_word(self._axis(main), self._plot.zoom))
+        self.query_one("#runnote", TextPanel).set_text(Text(text, style="dim", overflow="ellipsis", no_wrap=True))
 
     @work(exclusive=True, group="follow", exit_on_error=False)
     async def follow(self, job: JobInfo) -> None:
@@ -255,26 +443,36 @@ class JobLogScreen(Screen[None]):
         reading = self._reading
         points = reading.loss_points if reading is not None else ()
         now = time.monotonic()
-        if len(points) != self._points_drawn and len(points) >= 2 and now - self._chart_at >= CHART_SECONDS:
-            self._chart_at = now
+        if self._whole is None and len(points) != self._points_drawn and now - self._chart_at >= CHART_SECONDS:
+            # until the whole run is read, the curve is the window's loss
             self._points_drawn = len(points)
-            width = max(40, self.size.width - 4)
-            height = max(4, min(10, (self.size.height - 16) // 2))  # the log keeps most of the screen
-            self.query_one("#chart", TextPanel).set_text(
-                loss_chart(
-                    list(points),
-                    reading.loss_axis if reading is not None else None,
-                    width=width,
-                    height=height,
-                    log=self._log_scale,
-                )
-            )
+            axis = reading.loss_axis if reading is not None else None
+            window: list[tuple[float, float, float | None]] = [(x, v, None) for x, v in points]
+            had = bool(self._curves)
+            self._curves = {"loss": curve_of("loss", window, axis or "index")} if len(window) >= 2 else {}
+            self._draw_chart()
+            if had != bool(self._curves):
+                self.refresh_bindings()
+
+    def _draw_chart(self) -> None:
+        self._chart_at = time.monotonic()
+        width = max(40, self.size.width - 4)
+        height = max(4, min(10, (self.size.height - 18) // 2))  # the log keeps most of the screen
+        compare = self._compare if self._plot.compare else None
+        chart = draw(self._curves, self._plot, width=width, height=height, compare=compare)
+        log = self.query_one(Log)
+        at_end = log.is_vertical_scroll_end or self._stick
+        self.query_one("#chart", TextPanel).set_text(chart)
+        if at_end:  # a taller chart (the whole run's, once read) leaves the log's end in view
+            self.call_after_refresh(self._to_end, log.scroll_y)
+        self._show_note()
+
+    def _current(self) -> JobInfo:
+        """The screen's job as the dashboard last listed it."""
+        return next((j for j in self._view.jobs if j.id == self._job.id), self._job)
 
     def _current_state(self) -> str:
-        for j in self._view.jobs:
-            if j.id == self._job.id:
-                return j.state
-        return self._job.state
+        return self._current().state
 
     def _head(self, running: bool) -> Text:
         j, v = self._job, self._view
@@ -296,4 +494,5 @@ class JobLogScreen(Screen[None]):
         t.append("\n")
         if reading is not None:
             t.append_text(progress_text(reading, v, self._clock(), self._currency, running))
+        t.append_text(hint_text(reading.failure if reading is not None else None, self._current()))
         return t

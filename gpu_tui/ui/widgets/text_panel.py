@@ -29,6 +29,13 @@ class TextPanel(Static):
     def set_text(self, text: Text) -> None:
         if self._shown is not None and text == self._shown:
             return
+        height = self.styles.height
+        if height is not None and not height.is_auto:
+            # a panel sized by the screen (`1fr`) never moves the others: a new instance's panel
+            # text (more processes, a job) costs a repaint of the panel, not a relayout of all
+            self.update(text, layout=False)
+            self._shown = text
+            return
         rows = self._rows(text)
         self.update(text, layout=rows != self._shown_rows)
         self._shown, self._shown_rows = text, rows

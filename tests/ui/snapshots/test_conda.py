@@ -32,8 +32,16 @@ def _form_focused(app: App[object]) -> bool:
     return isinstance(app.screen, CondaForm) and isinstance(app.focused, Input)
 
 
+async def _steady_cursor(pilot) -> None:
+    """`settled` stopped the blinking of the fields there were; the form's are new. A blinking
+    cursor is drawn or not by the clock (a loaded machine took the picture in the off phase)."""
+    for field in pilot.app.screen.query(Input):
+        field.cursor_blink = False
+    await pilot.pause()
+
+
 def _form(key: str):
-    return steps(CONDA, key, wait_for(_form_focused, "the form's first field focused"))
+    return steps(CONDA, key, wait_for(_form_focused, "the form's first field focused"), _steady_cursor)
 
 
 @SIZES

@@ -14,7 +14,7 @@ from .shots import SIZES, demo_app, online, settled, steps, text_of, wait_for
 
 
 def _log_shown(app: App[object]) -> bool:
-    """The log's window, its loss curve and the progress line are on the screen."""
+    """The log's window, the whole run's curve and the progress line are on the screen."""
     screen = app.screen
     if not isinstance(screen, JobLogScreen):
         return False
@@ -24,6 +24,7 @@ def _log_shown(app: App[object]) -> bool:
         and "lines" in head
         and "ETA" in head
         and bool(text_of(screen.query_one("#chart", Static)))
+        and "whole run:" in text_of(screen.query_one("#runnote", Static))
     )
 
 

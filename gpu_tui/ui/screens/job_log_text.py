@@ -1,0 +1,94 @@
+"""The log screen's words: a job's label in its lists, and the progress line under the head
+(what the run has done, its ETA, finish time and cost by then, the last loss)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Protocol
+
+from rich.text import Text
+
+from gpu_tui.core.i18n import _
+from gpu_tui.core.jobs import JobInfo
+from gpu_tui.core.trainlog.hints import hint_for
+from gpu_tui.core.trainlog.model import Progress
+from gpu_tui.core.units import format_eta_s, format_money, format_percent
+from gpu_tui.services.fleet import InstanceView
+
+__all__ = ["LogReading", "hint_text", "job_label", "job_options", "progress_text", "run_job_label"]
+
+
+def job_label(job: JobInfo) -> str:
+    name = f" {job.name}" if job.name else ""
+    return f"{job.id}{name}  {_(job.state)}"
+
+
+def run_job_label(instance: str, job: JobInfo) -> str:
+    return f"{instance}  {job_label(job)}"
+
+
+class LogReading(Protocol):
+    """What the head reads off a log: a LogUpdate, or a whole log's LogSummary."""
+
+    @property
+    def progress(self) -> Progress | None: ...
+    @property
+    def last_loss(self) -> float | None: ...
+    @property
+    def metrics(self) -> Mapping[str, float]: ...
+    @property
+    def failure(self) -> str | None: ...
+
+
+def progress_text(summary: LogReading, view: InstanceView, now: float, currency: str, running: bool) -> Text:
+    """`45% of the run · epoch 3/10 · 450/1000 · ETA 12m05s → done 14:32 · ¥12.34 by then (+¥0.40)` and
+    the last loss. Percent, ETA, finish time and cost are the run's where the log says how long
+    the run is (core/trainlog/progress), else the bar's."""
+    t = Text()
+    p = summary.progress
+    if p is not None:
+        if p.percent is not None:
+            t.append(format_percent(p.percent), style="bold")
+            if p.scope == "run":
+                t.append(" " + _("of the run"), style="dim")
+        if p.epoch is not None:
+            t.append("  " + _("epoch {n}").format(n=f"{p.epoch}" + (f"/{p.epochs}" if p.epochs else "")))
+        if p.step is not None:
+            t.append("  " + _("step {n}").format(n=f"{p.step}" + (f"/{p.steps}" if p.steps else "")))
+        if p.bar_step is not None and (p.scope != "run" or p.bar_percent is not None):
+            t.append(f"  {p.bar_step}" + (f"/{p.bar_steps}" if p.bar_steps else ""), style="dim")
+        if p.rate_text:
+            t.append(f"  {p.rate_text}", style="dim")
+        if running and p.eta_seconds is not None:
+            t.append(f"  {format_eta_s(p.eta_seconds, now)}")
+            rate = view.config.hourly_rate
+            if rate:
+                more = rate * p.eta_seconds / 3600
+                so_far = view.cost_so_far(now) or 0.0
+                own = view.config.bills_in(currency)  # the instance's, not the settings'
+                by_then, extra = format_money(so_far + more, own), format_money(more, own)
+                t.append("  " + _("{money} by then (+{extra})").format(money=by_then, extra=extra), style="yellow")
+    if summary.last_loss is not None:
+        t.append(f"  loss {summary.last_loss:.4g}", style="cyan")
+    else:  # a tool that prints only a loss's parts (YOLO's box_loss, cls_loss ...): those, never summed
+        parts = [(k, v) for k, v in summary.metrics.items() if k.endswith("_loss") and math.isfinite(v)][:4]
+        for k, v in parts:
+            t.append(f"  {k} {v:.4g}", style="cyan")
+    failure = summary.failure
+    if failure:
+        t.append(f"  {failure}", style="bold red")
+    return t
+
+
+def hint_text(log_failure: str | None, job: JobInfo) -> Text:
+    """What to do about the failure the log shows (else the job's, once it failed), on a line of
+    its own; empty where there is none."""
+    failure = log_failure or (job.failure if job.state == "failed" else None)
+    hint = hint_for(failure)
+    return Text("\n" + hint, style="yellow") if hint else Text()
+
+
+def job_options(view: InstanceView, job: JobInfo) -> list[tuple[str, str]]:
+    """The job list's entries, newest first (the shown job alone when the view has none)."""
+    return [(job_label(j), j.id) for j in reversed(list(view.jobs) or [job])]
