@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from gpu_tui.core.slurm import scheduler_words
+from gpu_tui.core.trainlog.failures import KILLED, with_oom_evidence
 
 __all__ = [
     "JOB_ID_RE",
@@ -118,6 +119,9 @@ class JobFacts:
     """The job's time limit in seconds as SLURM holds it; None for none (UNLIMITED) or unknown."""
     charset: str | None = None
     """The locale's charmap where the job started (`GBK`, `UTF-8`...): how its log may be encoded."""
+    oom_kill: str | None = None
+    """`BYTES cgroup|host`: the OOM killer killed something of the job's while it ran (the runner's
+    `oom_kill`: its memory cgroup's count, or the kernel log's, rose), under that memory limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,8 +168,8 @@ def job_state(f: JobFacts) -> tuple[str, str | None]:
     if f.exit_code == 0:
         return "succeeded", None
     if f.exit_code == 137:
-        return "failed", "killed"
-    return "failed", f"exit code {f.exit_code}"
+        return "failed", with_oom_evidence(KILLED, f.oom_kill)
+    return "failed", with_oom_evidence(f"exit code {f.exit_code}", f.oom_kill)
 
 
 def _int(text: str) -> int | None:
@@ -219,6 +223,8 @@ def parse_job_listing(text: str) -> list[JobFacts]:
             current[key] = value.strip() == "1"
         elif key == "charset":
             current[key] = value.strip()[:40] or None
+        elif key == "oom_kill":
+            current[key] = value.strip()[:60] or None
     close()
     jobs = [replace(j, log_bytes=sizes[j.id]) if j.id in sizes and j.log_bytes is None else j for j in jobs]
     return sorted(jobs, key=lambda j: j.id)

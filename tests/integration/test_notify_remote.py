@@ -316,6 +316,38 @@ async def test_the_curl_path_names_the_exit_code_in_chinese(
         await host.close()
 
 
+async def test_the_oom_killers_evidence_names_the_limit_in_both_senders(
+    sshd_instance, tmp_path: Path, server: NotifyServer
+) -> None:
+    """The runner's `oom_kill` (test_jobs_oom makes a real one) turns a bare `killed` into the OOM
+    killer with its limit, in the python3 sender and the curl one alike."""
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        await nr.install_notify(host, inst, [f"json://127.0.0.1:{server.port}/h"], ["job_end"], "en")
+        req = JobRequest(id=new_job_id(), command="kill -9 $$")
+        s = state(sshd_instance)
+        await jobsvc.start_job(host, inst, req)
+        await until(lambda: outbox(sshd_instance), timeout=60, what="the first notice")
+        assert server.seen[0].json["title"] == f"gpu: job {req.id} failed: killed"
+        job = s / "jobs" / req.id
+        (job / "oom_kill").write_text(f"{24 << 30} cgroup\n")  # as the runner writes it
+        reason = "killed (out of host memory: OOM killer, limit 24 GiB)"
+        for path in (None, tool_dir(tmp_path, curl=True)):
+            server.seen.clear()
+            (job / "notified").unlink(missing_ok=True)
+            env = f"PATH={path} " if path else ""
+            res = await host.run(f"{env}sh {s}/bin/notify-v1.sh {s} job_end {job}", timeout=60)
+            assert res.ok, res
+            assert len(server.seen) == 1, path
+            msg = server.seen[0].json
+            assert msg["title"] == f"gpu: job {req.id} failed: {reason}", path
+            assert msg["message"].splitlines()[-1] == hint_for(reason), path
+        assert outbox(sshd_instance)[-1]["via"] == "curl"
+    finally:
+        await host.close()
+
+
 def cmdlines() -> list[str]:
     out = []
     for p in Path("/proc").iterdir():

@@ -31,8 +31,11 @@ __all__ = [
     "DEVICE_ASSERT",
     "NO_SPACE",
     "MEMORY_ERROR",
+    "OUT_OF_HOST_MEMORY",
     "line_failure",
     "line_failure_unfiltered",
+    "oom_killed",
+    "with_oom_evidence",
     "nonfinite_loss",
 ]
 
@@ -48,6 +51,7 @@ NCCL_ERROR = "NCCL error"
 DEVICE_ASSERT = "CUDA device-side assert"
 NO_SPACE = "No space left on device"
 MEMORY_ERROR = "MemoryError"  # the host's RAM, not the GPU's (that one is OOM)
+OUT_OF_HOST_MEMORY = "killed (out of host memory)"
 
 _MAX_DETAIL = 80
 
@@ -225,7 +229,7 @@ _FAILURE_FORMS: tuple[tuple[tuple[str, ...], Callable[[str], str | None]], ...] 
     (("ModuleNotFoundError", "ImportError"), _module),
     (("MemoryError",), _memory),
     (("CANCELLED AT", "PBS: job killed", "TERM_RUNLIMIT"), _scheduler),
-    (("oom_kill", "OOM Killed", "Killed process"), _fixed("killed (out of host memory)", _HOST_OOM)),
+    (("oom_kill", "OOM Killed", "Killed process"), _fixed(OUT_OF_HOST_MEMORY, _HOST_OOM)),
     (("DataLoader worker",), _fixed("killed (DataLoader worker)", _WORKER_KILLED)),
     (
         ("Killed", "已杀死", "已殺死", "Getötet", "Ucciso", "Matado", "Убито", "強制終了", "exitcode"),
@@ -269,3 +273,28 @@ def nonfinite_loss(metrics: Mapping[str, float], is_loss_key: Callable[[str], bo
         if not math.isfinite(value) and is_loss_key(key):
             return NAN_LOSS if math.isnan(value) else INF_LOSS
     return None
+
+
+def oom_killed(evidence: str | None) -> str | None:
+    """`killed (out of host memory: OOM killer, limit 31.5 GiB)` from the runner's `oom_kill` file
+    (`BYTES cgroup|host`: the memory cgroup or the kernel log counted an OOM kill while the job
+    ran); None for no evidence."""
+    if evidence is None or not evidence.strip():
+        return None
+    size = evidence.split()[0]
+    if not size.isdigit() or int(size) <= 0:
+        return "killed (out of host memory: OOM killer)"
+    gib = f"{int(size) / 2**30:.1f}"
+    gib = gib[:-2] if gib.endswith(".0") else gib  # no str.removesuffix on an instance's python 3.8
+    return f"killed (out of host memory: OOM killer, limit {gib} GiB)"
+
+
+def with_oom_evidence(failure: str | None, evidence: str | None) -> str | None:
+    """`failure`, or the OOM killer's evidence where the log names nothing better: nothing, a bare
+    `killed`, a killed DataLoader worker, the log's own `out of host memory`, or an exit code."""
+    found = oom_killed(evidence)
+    if found is None:
+        return failure
+    if failure is None or failure in (KILLED, "killed (DataLoader worker)", OUT_OF_HOST_MEMORY):
+        return found
+    return found if failure.startswith("exit code ") else failure

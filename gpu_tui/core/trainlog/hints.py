@@ -92,8 +92,11 @@ HINTS: tuple[tuple[str, str], ...] = (
         ),
     ),
     (
-        "killed (out of host memory)",
-        N_("the host's RAM ran out: fewer DataLoader workers, less data held in memory, or a bigger instance"),
+        "killed (out of host memory",  # the log's words, or the OOM killer's count (`..., limit N GiB)`)
+        N_(
+            "the host's RAM (or the container's memory limit) ran out: fewer DataLoader workers, "
+            "less data held in memory, or an instance with more RAM"
+        ),
     ),
     (
         "killed",

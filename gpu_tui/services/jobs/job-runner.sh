@@ -23,6 +23,49 @@ fi
 if [ -f "$state/bin/series-v1.sh" ]; then
   setsid -f sh "$state/bin/series-v1.sh" "$state" watch "$d" < /dev/null > /dev/null 2>&1
 fi
+# --- OOM-killer evidence (issue 25): a job killed with nothing in its log was most often killed
+# for memory. The memory cgroup counts its OOM kills (v2 memory.events, v1 memory.oom_control;
+# v1 counts only the cgroup the victim is in, which is the runner's: the job inherits it), and a
+# readable kernel log names them. Counted before and after the job; a rise writes JOBDIR/oom_kill.
+# $1: where cgroups are mounted, $2: this process's cgroup file
+oom_dir() {
+  o_v2=$(sed -n 's/^0:://p' "$2" 2>/dev/null)
+  o_v1=$(sed -n 's/^[0-9]*:[^:]*memory[^:]*://p' "$2" 2>/dev/null)
+  for o_c in "$1${o_v2%/}" "$1" "$1/memory${o_v1%/}" "$1/memory"; do
+    if [ -r "$o_c/memory.events" ] || [ -r "$o_c/memory.oom_control" ]; then echo "$o_c"; return; fi
+  done
+}
+# "CGROUP_KILLS KERNEL_LOG_KILLS" so far; $1: oom_dir's answer (may be empty)
+oom_kills() {
+  o_n=
+  [ -n "$1" ] && o_n=$(cat "$1/memory.events" "$1/memory.oom_control" 2>/dev/null | sed -n 's/^oom_kill //p' | head -n 1)
+  o_k=$(dmesg 2>/dev/null | grep -c 'Killed process')
+  echo "${o_n:-0} ${o_k:-0}"
+}
+# did $2 ("N K") count more kills than $1?
+oom_more() {
+  set -- $1 $2
+  [ "$3" -gt "$1" ] 2>/dev/null || [ "$4" -gt "$2" ] 2>/dev/null
+}
+# "BYTES cgroup" (the tightest memory limit from the job's cgroup up to $2) or "BYTES host" (RAM)
+oom_limit() {
+  o_h=$(sed -n 's/^MemTotal: *\([0-9]*\) kB.*/\1/p' /proc/meminfo 2>/dev/null)
+  o_h=$(( ${o_h:-0} * 1024 )); o_l=; o_c=$1
+  while [ -n "$o_c" ]; do
+    for o_f in "$o_c/memory.max" "$o_c/memory.limit_in_bytes"; do
+      o_m=$(cat "$o_f" 2>/dev/null) || continue
+      case $o_m in '' | max | *[!0-9]*) continue ;; esac
+      if [ -z "$o_l" ] || [ "$o_m" -lt "$o_l" ]; then o_l=$o_m; fi
+    done
+    case $o_c in "$2" | "$2/memory") break ;; "$2"/*) o_c=${o_c%/*} ;; *) break ;; esac
+  done
+  if [ -n "$o_l" ] && { [ "$o_h" -eq 0 ] || [ "$o_l" -lt "$o_h" ]; }; then echo "$o_l cgroup"
+  elif [ "$o_h" -gt 0 ]; then echo "$o_h host"
+  fi
+}
+# --- end of the OOM-killer evidence
+oom_at=$(oom_dir /sys/fs/cgroup /proc/self/cgroup)
+oom_before=$(oom_kills "$oom_at")
 session="gpu-tui-$(basename "$d")"
 if [ -f want_tmux ] && command -v tmux >/dev/null 2>&1; then
   # `tmux attach -t gpu-tui-ID` shows the job live; the log gets the same output through tee.
@@ -39,6 +82,10 @@ else
   code=$?
 fi
 date +%s > finished_at
+# written before exit_code: a listing that sees the end sees its evidence
+if [ "$code" != 0 ] && oom_more "$oom_before" "$(oom_kills "$oom_at")"; then
+  oom_limit "$oom_at" /sys/fs/cgroup > oom_kill.tmp && mv oom_kill.tmp oom_kill
+fi
 echo "$code" > exit_code.tmp && mv exit_code.tmp exit_code
 # the end is recorded: now tell the user (issue 15), detached, so nothing waits for the network
 if [ -f "$state/notify/targets.json" ] && [ -f "$state/bin/notify-v1.sh" ]; then

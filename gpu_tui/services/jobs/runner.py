@@ -25,6 +25,7 @@ from gpu_tui.core.jobs import (
     parse_job_listing,
 )
 from gpu_tui.core.trainlog.decode import decode_log
+from gpu_tui.core.trainlog.failures import with_oom_evidence
 from gpu_tui.core.trainlog.read import summarize
 from gpu_tui.core.trainlog.series import PROGRESS_FIELDS
 from gpu_tui.core.trainlog.series_decode import RunLast, split_last
@@ -104,7 +105,7 @@ for d in "$state"/jobs/*/; do
   [ -f "$d/job.json" ] || continue
   echo "__MARK__ ${d##*/}"
   IFS= read -r j < "$d/job.json"; printf 'json %s\n' "$j"
-  for f in pid exit_code started_at finished_at scheduler_job_id node scheduler_end charset; do
+  for f in pid exit_code started_at finished_at scheduler_job_id node scheduler_end charset oom_kill; do
     if [ -f "$d/$f" ]; then read -r v < "$d/$f"; echo "$f $v"; fi
   done
   alive=0
@@ -196,8 +197,10 @@ def info_with_summary(
     elif state == "running":
         failure = summary.failure  # a NaN loss or an OOM already printed
     elif f.exit_code is not None:
-        # a reason in the log wins over `exit code N`; exit 0 keeps a NaN loss (CONTRACTS.md)
+        # a reason in the log wins over `exit code N`; exit 0 keeps a NaN loss (CONTRACTS.md);
+        # the OOM killer's evidence wins over a bare `killed` or exit code
         failure = summary.finish(f.exit_code)
+        failure = with_oom_evidence(failure, f.oom_kill) if failure is not None else None
     else:
         failure = summary.failure or failure  # lost: what the log said, else "lost: ..."
     progress = summary.progress

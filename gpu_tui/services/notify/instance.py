@@ -25,7 +25,7 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.i18n import LANGUAGES, _, using
 from gpu_tui.core.notify.urls import INSTANCE_SCHEMES, Unsupported, mask, request_for, scheme_of, support_reason
-from gpu_tui.core.trainlog.failures import KILLED
+from gpu_tui.core.trainlog.failures import KILLED, OUT_OF_HOST_MEMORY
 from gpu_tui.core.trainlog.hints import hint_for, hint_table
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import fill_script, sh_c
@@ -124,8 +124,10 @@ def messages(instance: str) -> dict[str, str]:
     out = {k: v.replace("{instance}", instance) for k, v in m.items()}
     out["instance"] = instance
     out["killed"] = KILLED
-    # the shell sender (no python3 there, so no log rules) knows two failures: killed, exit code
+    # the shell sender (no python3 there, so no log rules) knows three failures: killed (with the
+    # OOM killer's evidence or without), exit code
     out["hint.killed"] = hint_for(KILLED) or ""
+    out["hint.oom"] = hint_for(OUT_OF_HOST_MEMORY) or ""
     out["hint.exit"] = hint_for("exit code 1") or ""
     return out
 

@@ -128,6 +128,19 @@ def failure_of(state: str, log: str, whole: bool, code: Optional[int]) -> Tuple[
     return (None if code is None else "exit code %s" % code), None
 
 
+def with_evidence(state: str, reason: Optional[str], evidence: Optional[str]) -> Optional[str]:
+    """The reason, or the OOM killer's evidence the runner kept (`oom_kill`) where it says more
+    (the rule is core/trainlog/failures.with_oom_evidence, as `jobs` applies it)."""
+    if reason is None or not evidence:
+        return reason
+    try:
+        found = importlib.import_module("gpu_tui_trainlog_failures").with_oom_evidence(reason, evidence)
+        return str(found) if found else reason
+    except Exception as exc:  # noqa: BLE001
+        note(state, "log rules unavailable (%s); no OOM evidence" % type(exc).__name__)
+        return reason
+
+
 def note(state: str, text: str) -> None:
     """One line in STATE/notify/sender.log (never a secret: targets appear masked)."""
     try:
@@ -158,6 +171,7 @@ def compose_job_end(conf: Dict[str, Any], state: str, job_dir: str) -> Optional[
     else:
         log, whole = tail(os.path.join(job_dir, "log"), LOG_WINDOW)
         reason, loss = failure_of(state, log, whole, code)
+        reason = with_evidence(state, reason, read(os.path.join(job_dir, "oom_kill")))
         kind = "failed" if reason else "succeeded"
     msgs = conf["messages"]
     rate = float(conf.get("hourly_rate") or 0)

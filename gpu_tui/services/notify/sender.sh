@@ -221,6 +221,14 @@ case $event in
     elif [ "$code" = 137 ] || [ "$code" = -9 ]; then kind=failed reason=$(msg killed)
     else kind=failed reason="exit code $code"
     fi
+    # the OOM killer's evidence the runner kept wins over a bare killed or exit code (as `jobs`:
+    # core/trainlog/failures.with_oom_evidence)
+    oom=; [ $kind = failed ] && [ -f "$d/oom_kill" ] && read -r oom _ < "$d/oom_kill"
+    case $oom in
+      '' | *[!0-9]*) oom= ;;
+      *) gib=$(awk -v b="$oom" 'BEGIN { g = sprintf("%.1f", b / 1073741824); sub(/\.0$/, "", g); print g }')
+         reason="killed (out of host memory: OOM killer, limit $gib GiB)" ;;
+    esac
     title=$(fill "$(msg "job_end.$kind")" job "$job" reason "$reason" code "$code")
     case "$s0$s1" in *[!0-9]*) took= ;; '') took= ;; *) took=$((s1 - s0)) ;; esac
     parts=
@@ -234,7 +242,8 @@ case $event in
     [ $kind = failed ] && parts="${parts:+$parts · }$(fill "$(msg line.exit)" code "$code")"
     body=$parts
     if [ $kind = failed ]; then  # what to do, on a line of its own (core/hints)
-      if [ "$reason" = "$(msg killed)" ]; then hint=$(msg hint.killed); else hint=$(msg hint.exit); fi
+      if [ -n "$oom" ]; then hint=$(msg hint.oom)
+      elif [ "$reason" = "$(msg killed)" ]; then hint=$(msg hint.killed); else hint=$(msg hint.exit); fi
       [ -n "$hint" ] && body="$body
 $hint"
     fi
