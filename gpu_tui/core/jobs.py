@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from gpu_tui.core.slurm import scheduler_words
-from gpu_tui.core.trainlog.failures import KILLED, with_oom_evidence
+from gpu_tui.core.trainlog.failures import INTERRUPTED, KILLED, with_oom_evidence
 
 __all__ = [
     "JOB_ID_RE",
@@ -169,6 +169,8 @@ def job_state(f: JobFacts) -> tuple[str, str | None]:
         return "succeeded", None
     if f.exit_code == 137:
         return "failed", with_oom_evidence(KILLED, f.oom_kill)
+    if f.exit_code == 130:  # 128 + SIGINT, and nobody asked gpu-tui to stop it: the user's Ctrl+C
+        return "failed", INTERRUPTED
     return "failed", with_oom_evidence(f"exit code {f.exit_code}", f.oom_kill)
 
 

@@ -98,12 +98,19 @@ async def test_exit_codes_and_failure_words(sshd_instance, tmp_path: Path) -> No
     try:
         bad = await jobsvc.start_job(host, inst, request("echo about to fail; exit 3"))
         killed = await jobsvc.start_job(host, inst, request("kill -9 $$"))
-        await wait_job(host, inst, bad.id, finished)
-        await wait_job(host, inst, killed.id, finished)
+        # a Ctrl+C nobody caught (128 + SIGINT) that gpu-tui was not asked for: the user's own
+        ctrl_c = await jobsvc.start_job(host, inst, request("kill -INT $$"))
+        for job in (bad, killed, ctrl_c):
+            await wait_job(host, inst, job.id, finished)
         infos = {i.id: i for i in await jobsvc.list_jobs(host, inst, with_logs=False)}
         info = infos[bad.id]
         assert (info.state, info.failure, info.facts.exit_code) == ("failed", "exit code 3", 3)
         assert (infos[killed.id].state, infos[killed.id].failure) == ("failed", "killed")
+        assert (infos[ctrl_c.id].state, infos[ctrl_c.id].failure, infos[ctrl_c.id].facts.exit_code) == (
+            "failed",
+            "interrupted",
+            130,
+        )
     finally:
         await host.close()
 

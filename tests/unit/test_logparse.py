@@ -278,6 +278,13 @@ def test_oom_phrasings(line: str) -> None:
         "E1129 ... failed (exitcode: 1) local_rank: 1 (pid: 4243)",
         "    except MemoryError:",
         "caught MemoryError, halving the batch",
+        # huggingface_hub's warning while it falls back to the cache: the run goes on
+        "'(MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /x\"),"
+        " '(Request ID: 1)')' thrown while requesting HEAD https://huggingface.co/bert/resolve/main/config.json",
+        "Retrying in 1s [Retry 1/5]: Max retries exceeded with url: https://huggingface.co/x",
+        "    raise ConnectionError(e, request=request)",
+        "a Bus error handler is installed",
+        "  exitcode  : 1 (pid: 8158)",
     ],
 )
 def test_failure_look_alikes(line: str) -> None:
@@ -290,7 +297,79 @@ def test_failure_look_alikes(line: str) -> None:
         ("Killed", KILLED),
         ("  Killed  ", KILLED),
         ("/root/.gpu-tui/jobs/x/run.sh: line 3:  4242 Killed              python train.py", KILLED),
-        ("E1129 14:15:41 api.py:869] failed (exitcode: -9) local_rank: 0 (pid: 4242)", KILLED),
+        ("E1129 14:15:41 api.py:869] failed (exitcode: -9) local_rank: 0 (pid: 4242)", "killed (SIGKILL)"),
+        # a launcher naming the signal that ended a child (issue 25)
+        ("  exitcode  : -15 (pid: 8158)", "killed (SIGTERM)"),
+        ("  traceback : Signal 9 (SIGKILL) received by PID 8158", "killed (SIGKILL)"),
+        (
+            "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['python3'] exits with return code = -9",
+            "killed (SIGKILL)",
+        ),
+        (
+            "subprocess.CalledProcessError: Command '['python3', 'train.py']' died with <Signals.SIGKILL: 9>.",
+            "killed (SIGKILL)",
+        ),
+        ("  exitcode  : -11 (pid: 8158)", SEGFAULT),
+        ("  exitcode  : -7 (pid: 8158)", "Bus error"),
+        ("  exitcode  : -4 (pid: 8158)", "killed (signal 4)"),
+        # SIGBUS, most often a container's small /dev/shm
+        (
+            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared"
+            " memory (shm).",
+            "Bus error (shared memory)",
+        ),
+        ("RuntimeError: DataLoader worker (pid 325) is killed by signal: Bus error.", "Bus error (shared memory)"),
+        ("Bus error (core dumped)", "Bus error"),
+        ("run.sh: line 3:  4242 Bus error               (core dumped) python x.py", "Bus error"),
+        ("总线错误 (核心已转储)", "Bus error"),
+        # other frameworks' GPU OOM
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate"
+            " 7406166528 bytes.",
+            OOM,
+        ),
+        (
+            "Out of memory error on GPU 0. Cannot allocate 98.000244MB memory on GPU 0, 6.000000GB memory has"
+            " been allocated",
+            OOM,
+        ),
+        # asynchronous CUDA errors, wherever they are reported
+        (
+            "  what():  CUDA error: an illegal instruction was encountered",
+            "CUDA error: an illegal instruction was encountered",
+        ),
+        (
+            "[PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread terminated with exception:"
+            " CUDA error: misaligned address",
+            "CUDA error: misaligned address",
+        ),
+        # a download that cannot reach its host
+        (
+            "requests.exceptions.ConnectionError: (MaxRetryError(\"HTTPSConnectionPool(host='huggingface.co',"
+            " port=443): Max retries exceeded with url: /x",
+            "network: huggingface.co",
+        ),
+        (
+            "urllib3.exceptions.MaxRetryError: None: Max retries exceeded with url:"
+            " https://www.modelscope.cn/api/v1/models/x",
+            "network: www.modelscope.cn",
+        ),
+        (
+            "OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the"
+            " cached files",
+            "network: huggingface.co",
+        ),
+        (
+            "huggingface_hub.utils._errors.LocalEntryNotFoundError: An error happened while trying to locate the"
+            " file on the Hub",
+            "network",
+        ),
+        # the user's own Ctrl+C, as Lightning reports it
+        (
+            "/opt/conda/lib/python3.10/site-packages/lightning/pytorch/trainer/call.py:53: UserWarning: Detected"
+            " KeyboardInterrupt, attempting graceful shutdown...",
+            "interrupted",
+        ),
         ("Segmentation fault (core dumped)", SEGFAULT),
         ("run.sh: line 3:  4242 Segmentation fault      (core dumped) python x.py", SEGFAULT),
         ("Aborted (core dumped)", ABORTED),
@@ -342,7 +421,7 @@ def test_traceback_gives_its_exception() -> None:
     assert s.finish(1) == "Traceback: ValueError: bad shape"
     assert s.finish(0) is None  # it printed and survived
     interrupted = summary_of(TRACEBACK.replace("ValueError: bad shape\n", "KeyboardInterrupt\n"))
-    assert interrupted.failure == "Traceback: KeyboardInterrupt"
+    assert interrupted.failure == "interrupted"  # the user's Ctrl+C, not a crash (issue 25)
 
 
 def test_traceback_name_is_shortened_and_reason_bounded() -> None:
@@ -406,6 +485,7 @@ def test_finish_follows_the_contract() -> None:
     assert clean.finish(0) is None
     assert clean.finish(3) == "exit code 3"
     assert clean.finish(137) == KILLED and clean.finish(-9) == KILLED
+    assert clean.finish(130) == "interrupted"  # 128 + SIGINT: a Ctrl+C nobody caught
     assert clean.finish(None, killed_by_signal=True) == KILLED
     assert clean.finish(None) is None
     nan = summary_of("step 1 | loss 2.0\nstep 2 | loss nan\nstep 3 | loss 1.0\n")

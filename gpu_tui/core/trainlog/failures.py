@@ -3,8 +3,9 @@
 Every reason starts with the words people and scripts match on (issue 13): `CUDA out of memory`,
 `NaN loss`, `NaN loss (inf)`, `NCCL timeout`, `NCCL error: ...`, `CUDA device-side assert`,
 `CUDA error: ...`, `ModuleNotFoundError: <module>`, `ImportError: ...`, `MemoryError: ...` (the
-host's RAM), `killed` (`killed (time limit)` ...), `No space left on device`, `segfault`,
-`aborted`. Tracebacks span lines: they are core/trainlog/summary's (`Traceback: <Exception>: <message>`).
+host's RAM), `killed` (`killed (time limit)`, `killed (SIGTERM)` ...), `No space left on device`,
+`segfault`, `aborted`, `Bus error` (`Bus error (shared memory)`), `network: <host>`, `interrupted`
+(the user's Ctrl+C). Tracebacks span lines: they are core/trainlog/summary's (`Traceback: <Exception>: <message>`).
 
 `_FAILURE_FORMS` is a table of (keywords, recogniser); the recogniser runs only on lines that
 hold one of its keywords (plain substring tests), so lines that say nothing stay cheap. The
@@ -32,6 +33,10 @@ __all__ = [
     "NO_SPACE",
     "MEMORY_ERROR",
     "OUT_OF_HOST_MEMORY",
+    "BUS_ERROR",
+    "BUS_ERROR_SHM",
+    "NETWORK",
+    "INTERRUPTED",
     "line_failure",
     "line_failure_unfiltered",
     "oom_killed",
@@ -52,6 +57,10 @@ DEVICE_ASSERT = "CUDA device-side assert"
 NO_SPACE = "No space left on device"
 MEMORY_ERROR = "MemoryError"  # the host's RAM, not the GPU's (that one is OOM)
 OUT_OF_HOST_MEMORY = "killed (out of host memory)"
+BUS_ERROR = "Bus error"
+BUS_ERROR_SHM = "Bus error (shared memory)"  # a DataLoader worker's SIGBUS: /dev/shm is full
+NETWORK = "network"  # `network: huggingface.co`: a download that cannot reach its host
+INTERRUPTED = "interrupted"  # the user's own Ctrl+C (KeyboardInterrupt): not a crash
 
 _MAX_DETAIL = 80
 
@@ -59,7 +68,9 @@ _MAX_DETAIL = 80
 # ...`, 1.13-2.4 `torch.cuda.OutOfMemoryError: CUDA out of memory. ...`, 2.5+
 # `torch.OutOfMemoryError: ...`, the allocator-less `RuntimeError: CUDA error: out of memory`,
 # PyTorch <= 0.4's `RuntimeError: cuda runtime error (2) : out of memory` (and THCudaCheck's line
-# before it), cuBLAS failing to allocate its workspace, TensorFlow's ResourceExhaustedError on a GPU.
+# before it), cuBLAS failing to allocate its workspace, TensorFlow's ResourceExhaustedError on a GPU,
+# JAX's `XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate ...`, Paddle's
+# `Out of memory error on GPU 0. Cannot allocate 98.000244MB memory on GPU 0, ...`.
 _OOM = re.compile(
     r"\s*(?:[\w.]*(?:Error|Exception):\s*)?CUDA (?:out of memory\.|error: out of memory)"
     r"|\s*(?:[\w.]+\.)?OutOfMemoryError\b"
@@ -67,6 +78,8 @@ _OOM = re.compile(
     r"|\s*[\w.]*ResourceExhaustedError\b.*OOM when allocating.*GPU"
     r"|\s*[\w.]*(?:Error|Exception):\s*cuda runtime error \(2\) : out of memory"  # PyTorch <= 0.4
     r"|.*THCudaCheck FAIL file=\S+ line=\d+ error=2 : out of memory"
+    r"|\s*[\w.]*(?:Error|Exception):\s*RESOURCE_EXHAUSTED: Out of memory"  # JAX / XLA
+    r"|\s*Out of memory error on GPU \d+"  # Paddle, under its `ResourceExhaustedError:` line
 )
 # The shell's word for SIGKILL / SIGSEGV / SIGABRT in the locales rented machines use.
 _KILLED_WORDS = "Killed|已杀死|已殺死|Getötet|Ucciso|Matado|Убито|強制終了"
@@ -75,25 +88,55 @@ _ABRT_WORDS = "Aborted|已放弃|已中止|Abgebrochen|Abandon"
 _LINE = r"(?:line|行|Zeile|ligne|línea|строка)"
 # `Killed` alone, or glued onto the bar it cut short (tqdm's `...it/s]Killed`, mmcv's `ETA:
 # 157s已杀死`), or bash's job line `/path/run.sh: line 5:  4242 Killed    python train.py`
-# (`行 5` in Chinese); torchrun's `exitcode: -9` (old) / `exitcode  : -9 (pid: ...)` (new).
+# (`行 5` in Chinese). A launcher's report of a signal is _LAUNCHER_SIGNAL's.
 _KILLED = re.compile(
     r"\s*(?:" + _KILLED_WORDS + r")\s*$|.*(?:\]|\bETA:\s*\d+s)\s*(?:" + _KILLED_WORDS + r")\s*$"
     r"|.*is killed by signal: Killed"
     r"|\S.*: " + _LINE + r" \d+:\s+\d+ (?:" + _KILLED_WORDS + r")"
-    r"|.*\(exitcode: -9\)|\s*exitcode\s*: -9 \("
 )
 _SEGFAULT = re.compile(
     r"\s*(?:" + _SEGV_WORDS + r")(?: ?\(core dumped\)| ?\(核心已转储\)| \(Speicherabzug geschrieben\))?\s*$"
     r"|\S.*: " + _LINE + r" \d+:\s+\d+ (?:" + _SEGV_WORDS + r")"
     r"|\s*Fatal Python error: Segmentation fault|.*\bSignal 11 \(SIGSEGV\) received"
     r"|.*\]\s*Segmentation fault(?: \(core dumped\))?\s*$|.*is killed by signal: Segmentation fault"
-    r"|.*\(exitcode: -11\)|\s*exitcode\s*: -11 \("
 )
 _ABORTED = re.compile(
     r"\s*(?:" + _ABRT_WORDS + r")(?: ?\(core dumped\)| ?\(核心已转储\))?\s*$"
     r"|\S.*: " + _LINE + r" \d+:\s+\d+ (?:" + _ABRT_WORDS + r")"
     r"|\s*Fatal Python error: Aborted|.*\bSignal 6 \(SIGABRT\) received"
-    r"|.*\(exitcode: -6\)|\s*exitcode\s*: -6 \("
+)
+# A launcher naming the signal that ended a child: torchrun `failed (exitcode: -9)` (old) /
+# `exitcode  : -9 (pid: 8158)` and `traceback : Signal 9 (SIGKILL) received by PID 8158` (new),
+# DeepSpeed's `... exits with return code = -9`, subprocess / accelerate `... died with
+# <Signals.SIGKILL: 9>.`
+_LAUNCHER_SIGNAL = re.compile(
+    r".*\(exitcode: -(\d+)\)|\s*exitcode\s*: -(\d+) \(|.*\bexits with return code = -(\d+)"
+    r"|.*\bdied with <Signals\.SIG\w+: (\d+)>|.*\bSignal (\d+) \(SIG\w+\) received by PID"
+)
+_SIGNALS = {9: "killed (SIGKILL)", 15: "killed (SIGTERM)", 2: INTERRUPTED, 11: SEGFAULT, 6: ABORTED, 7: BUS_ERROR}
+# SIGBUS: PyTorch's `ERROR: Unexpected bus error encountered in worker. This might be caused by
+# insufficient shared memory (shm).` (glued onto a bar, often), `RuntimeError: DataLoader worker
+# (pid 325) is killed by signal: Bus error.`; a shell's `Bus error (core dumped)` (zh `总线错误`).
+_BUS_SHM = re.compile(
+    r".*(?:Unexpected bus error encountered in worker|DataLoader worker \(pid \d+\) is killed by signal: Bus error)"
+)
+_BUS = re.compile(
+    r"\s*(?:Bus error|总线错误)(?: ?\(core dumped\)| ?\(核心已转储\))?\s*$|\S.*: "
+    + _LINE
+    + r" \d+:\s+\d+ (?:Bus error|总线错误)"
+    r"|.*\]\s*Bus error(?: \(core dumped\))?\s*$|\s*Fatal Python error: Bus error"
+)
+# A download that cannot reach its host, said by the exception that ends the run: requests'
+# `ConnectionError: (MaxRetryError("HTTPSConnectionPool(host='huggingface.co', port=443): Max
+# retries exceeded ...`, urllib3's `MaxRetryError: None: Max retries exceeded with url:
+# https://www.modelscope.cn/...`, transformers' `OSError: We couldn't connect to
+# 'https://huggingface.co' to load this file`, huggingface_hub's `LocalEntryNotFoundError`. A
+# warning that the hub is unreachable (the run goes on from the cache) does not start with an
+# exception's name, so it does not count.
+_NETWORK = re.compile(
+    r"\s*(?:[\w.]+\.)?(?:LocalEntryNotFoundError\b|\w*(?:Error|Exception):.*?(?:HTTPS?ConnectionPool\(host='([^']+)'"
+    r"|Max retries exceeded with url: https?://([^/\s:'\"]+)|couldn't connect to '?https?://([^/\s:'\"]+)"
+    r"|Connection timed out|Network is unreachable|Temporary failure in name resolution))"
 )
 # PyTorch's `RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.` (host OOM killer).
 _WORKER_KILLED = re.compile(r".*DataLoader worker \(pid \d+\) is killed by signal: Killed")
@@ -126,6 +169,7 @@ _NCCL_ERROR = re.compile(
     r"|\s*(?:[\w.]*(?:Error|Exception):\s*)?(nccl(?:System|Internal|UnhandledCuda|InvalidUsage|Remote)Error)"
     r"|.*(NCCL communicator was aborted)"
 )
+_NCCL_NAME = re.compile(r"\bnccl(?:System|Internal|UnhandledCuda|InvalidUsage|InvalidArgument|Remote)Error\b")
 _NCCL_NAMES = {
     "ncclSystemError": "unhandled system error",
     "ncclInternalError": "internal error",
@@ -141,7 +185,10 @@ _DEVICE_ASSERT = re.compile(
     r"\S*\.cuh?:\d+: .*Assertion `(.*)` failed"
     r"|\s*(?:[\w.]*(?:Error|Exception):\s*)?CUDA error: device-side assert triggered"
 )
-_CUDA_ERROR = re.compile(r"\s*[\w.]*(?:Error|Exception):\s*CUDA error: (.+)")
+# `RuntimeError: CUDA error: an illegal memory access was encountered`; C++'s `what():  CUDA error:
+# ...`; the NCCL watchdog's `... Process group watchdog thread terminated with exception: CUDA
+# error: misaligned address` (a CUDA error, not NCCL's).
+_CUDA_ERROR = re.compile(r"(?:.*?(?:Error|Exception|exception)|\s*what\(\)):\s*CUDA error: (.+)")
 _MODULE = re.compile(r"\s*(?:[\w.]+\.)?ModuleNotFoundError: No module named '([^']+)'")
 _IMPORT = re.compile(r"\s*ImportError: (.+)")
 # Python's / numpy's host-RAM error: a bare `MemoryError` ending a traceback, `numpy.core.
@@ -188,7 +235,32 @@ def _nccl_error(body: str) -> str | None:
     if m is None:
         return None
     detail = (m[1] or "").strip() or _NCCL_NAMES.get(m[2] or m[3] or "", "")
+    name = _NCCL_NAME.search(body) if m[1] else None  # `... ncclRemoteError: A call failed ...`
+    if name is not None and name[0] not in detail:
+        detail = f"{detail} ({name[0]})"
     return f"{NCCL_ERROR}: {_short(detail)}" if detail else NCCL_ERROR
+
+
+def _launcher_signal(body: str) -> str | None:
+    m = _LAUNCHER_SIGNAL.match(body)
+    if m is None:
+        return None
+    number = int(next(g for g in m.groups() if g is not None))
+    return _SIGNALS.get(number, f"killed (signal {number})")
+
+
+def _bus_error(body: str) -> str | None:
+    if _BUS_SHM.match(body):
+        return BUS_ERROR_SHM
+    return BUS_ERROR if _BUS.match(body) else None
+
+
+def _network(body: str) -> str | None:
+    m = _NETWORK.match(body)
+    if m is None:
+        return None
+    host = m[1] or m[2] or m[3]
+    return f"{NETWORK}: {_short(host)}" if host else NETWORK
 
 
 def _device_assert(body: str) -> str | None:
@@ -220,26 +292,44 @@ def _memory(body: str) -> str | None:
 
 # (keywords, recogniser): tried in order on lines holding one of the keywords.
 _FAILURE_FORMS: tuple[tuple[tuple[str, ...], Callable[[str], str | None]], ...] = (
-    (("emory", "ALLOC_FAILED", "OOM when"), _fixed(OOM, _OOM)),
+    (("emory", "ALLOC_FAILED", "OOM when", "RESOURCE_EXHAUSTED"), _fixed(OOM, _OOM)),
     (("device-side assert", "Assertion `"), _device_assert),
     (("NCCL", "nccl"), _nccl_error),
     (("Watchdog caught", "watchdog got stuck"), _nccl_timeout),
     (("CUDA error: ",), _cuda_error),
+    (("bus error", "Bus error", "总线错误"), _bus_error),
     (("No space left", "PytorchStreamWriter"), _fixed(NO_SPACE, _NO_SPACE)),
     (("ModuleNotFoundError", "ImportError"), _module),
+    (
+        (
+            "ConnectionPool(host=",
+            "Max retries exceeded",
+            "couldn't connect to",
+            "LocalEntryNotFound",
+            "timed out",
+            "Network is unreachable",
+            "name resolution",
+        ),
+        _network,
+    ),
+    (
+        ("Detected KeyboardInterrupt",),
+        _fixed(INTERRUPTED, re.compile(r".*\bDetected KeyboardInterrupt, attempting graceful shutdown")),
+    ),
     (("MemoryError",), _memory),
     (("CANCELLED AT", "PBS: job killed", "TERM_RUNLIMIT"), _scheduler),
     (("oom_kill", "OOM Killed", "Killed process"), _fixed(OUT_OF_HOST_MEMORY, _HOST_OOM)),
     (("DataLoader worker",), _fixed("killed (DataLoader worker)", _WORKER_KILLED)),
+    (("exitcode", "exits with return code", "died with <Signals", ") received by PID"), _launcher_signal),
     (
-        ("Killed", "已杀死", "已殺死", "Getötet", "Ucciso", "Matado", "Убито", "強制終了", "exitcode"),
+        ("Killed", "已杀死", "已殺死", "Getötet", "Ucciso", "Matado", "Убито", "強制終了"),
         _fixed(KILLED, _KILLED),
     ),
     (
-        ("Segmentation fault", "段错误", "區段錯誤", "Speicherzugriffsfehler", "segmentation", "SIGSEGV", "exitcode"),
+        ("Segmentation fault", "段错误", "區段錯誤", "Speicherzugriffsfehler", "segmentation", "SIGSEGV"),
         _fixed(SEGFAULT, _SEGFAULT),
     ),
-    (("Aborted", "已放弃", "已中止", "Abgebrochen", "Abandon", "SIGABRT", "exitcode"), _fixed(ABORTED, _ABORTED)),
+    (("Aborted", "已放弃", "已中止", "Abgebrochen", "Abandon", "SIGABRT"), _fixed(ABORTED, _ABORTED)),
 )
 
 # One flat row per keyword: a third faster on the lines that say nothing than nested loops.
@@ -295,6 +385,6 @@ def with_oom_evidence(failure: str | None, evidence: str | None) -> str | None:
     found = oom_killed(evidence)
     if found is None:
         return failure
-    if failure is None or failure in (KILLED, "killed (DataLoader worker)", OUT_OF_HOST_MEMORY):
+    if failure is None or failure in (KILLED, "killed (SIGKILL)", "killed (DataLoader worker)", OUT_OF_HOST_MEMORY):
         return found
     return found if failure.startswith("exit code ") else failure

@@ -54,6 +54,27 @@ HINTS: tuple[tuple[str, str], ...] = (
         ),
     ),
     (
+        "CUDA error: an illegal memory access",
+        N_(
+            "a kernel read or wrote memory it does not own: often a custom CUDA op or a flash-attn / xformers "
+            "build that does not match torch, or a bad index; CUDA_LAUNCH_BLOCKING=1 shows the op"
+        ),
+    ),
+    (
+        "CUDA error: misaligned address",
+        N_(
+            "a kernel read or wrote memory it does not own: often a custom CUDA op or a flash-attn / xformers "
+            "build that does not match torch, or a bad index; CUDA_LAUNCH_BLOCKING=1 shows the op"
+        ),
+    ),
+    (
+        "CUDA error: an illegal instruction",
+        N_(
+            "code built for another GPU architecture: reinstall torch or the extension for this card "
+            "(TORCH_CUDA_ARCH_LIST); `gpu-tui env NAME` shows the card and torch's CUDA"
+        ),
+    ),
+    (
         "CUDA error",
         N_(
             "CUDA reports errors late: rerun with CUDA_LAUNCH_BLOCKING=1 to see the op; "
@@ -99,11 +120,43 @@ HINTS: tuple[tuple[str, str], ...] = (
         ),
     ),
     (
+        "killed (SIGTERM)",
+        N_(
+            "asked to stop from outside (SIGTERM): a scheduler, the provider stopping the instance, or a "
+            "launcher ending the other ranks after one failed: the first error above is the cause"
+        ),
+    ),
+    (
         "killed",
         N_(
             "killed by a signal: most often the kernel's OOM killer (the host's RAM, or the container's "
             "memory limit) or a scheduler's limit"
         ),
+    ),
+    (
+        "Bus error (shared memory)",
+        N_(
+            "a DataLoader worker ran out of shared memory (/dev/shm, small in containers): num_workers=0, "
+            "or a larger /dev/shm (docker run --shm-size=16g)"
+        ),
+    ),
+    (
+        "Bus error",
+        N_(
+            "memory that was mapped is gone (SIGBUS): most often a full /dev/shm, so num_workers=0 or a "
+            "larger /dev/shm; else a file changed while it was mapped"
+        ),
+    ),
+    (
+        "network",
+        N_(
+            "a download could not reach its host: HF_ENDPOINT=https://hf-mirror.com for Hugging Face, on "
+            "AutoDL `source /etc/network_turbo`; `gpu-tui conda NAME mirror` for conda and pip"
+        ),
+    ),
+    (
+        "interrupted",
+        N_("stopped with Ctrl+C, not a crash: resume from the last checkpoint when you want it back"),
     ),
     (
         "No space left on device",

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from gpu_tui.core.trainlog.counters import epochs_hint, steps_hint
-from gpu_tui.core.trainlog.failures import INF_LOSS, KILLED, NAN_LOSS
+from gpu_tui.core.trainlog.failures import INF_LOSS, INTERRUPTED, KILLED, NAN_LOSS
 from gpu_tui.core.trainlog.line import (
     LineInfo,
     Progress,
@@ -101,6 +101,13 @@ def eval_loss(metrics: Mapping[str, float]) -> float | None:
 
 def _short(text: str) -> str:
     return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 1] + "…"
+
+
+def _traceback_reason(name: str, message: str | None) -> str:
+    """`Traceback: Name: message`; a KeyboardInterrupt is the user's Ctrl+C, not a crash."""
+    if name == "KeyboardInterrupt":
+        return INTERRUPTED
+    return _short(f"Traceback: {name}: {message}" if message else f"Traceback: {name}")
 
 
 class _Series:
@@ -231,7 +238,7 @@ class LogSummary:
         A reason found in the log wins over `exit code N`. Exit 0 keeps only a NaN/Inf loss
         (the run "succeeded" on garbage); a traceback or OOM it printed and survived is not a
         failure. Nothing in the log: exit 137 (128 + SIGKILL), -9 or `killed_by_signal` ->
-        `killed`, another non-zero code -> `exit code N`, None (unknown) -> None.
+        `killed`, 130 -> `interrupted`, another non-zero code -> `exit code N`, None (unknown) -> None.
         """
         if exit_code == 0 and not killed_by_signal:
             return self._nonfinite
@@ -240,6 +247,8 @@ class LogSummary:
             return found
         if killed_by_signal or exit_code in (137, -9):
             return KILLED
+        if exit_code in (130, -2):  # 128 + SIGINT: a Ctrl+C the program did not catch
+            return INTERRUPTED
         if exit_code is None:
             return None
         return f"exit code {exit_code}"
@@ -388,7 +397,7 @@ class LogSummary:
                 self._wrapper = _CHILD
                 self._mark_failed()
             return
-        self._traceback = _short(f"Traceback: {name}: {m[2]}" if m[2] else f"Traceback: {name}")
+        self._traceback = _traceback_reason(name, m[2])
         self._traceback_chain = None
         self._mark_failed()
 
@@ -464,7 +473,7 @@ class LogSummary:
                     self._wrapper = _CHILD
                     self._mark_failed()
                 return
-            reason = _short(f"Traceback: {name}: {m[2]}" if m[2] else f"Traceback: {name}")
+            reason = _traceback_reason(name, m[2])
             if self._traceback is None or self._traceback_chain == trace.chain:
                 self._traceback = reason
                 self._traceback_chain = trace.chain
