@@ -70,6 +70,14 @@ _STEP_ALONE = re.compile(r"(?:.*?[\s|,;\]])?(?:Iteration|iteration|Iter|iter|Ste
 # Lightning's last word: "`Trainer.fit` stopped: `max_steps=400000` reached."
 _FIT_STOPPED = re.compile(r".*`Trainer\.fit` stopped: `max_(steps|epochs)=(\d+)` reached")
 _GLOBAL_STEP = re.compile(r"\bglobal[_ ]step\s*[:=]?\s*(\d+)", re.IGNORECASE)
+# A trainer's own JSON log line: ms-swift `'global_step/max_steps': '57/176'` (console dicts and
+# logging.jsonl), LLaMA-Factory's trainer_log.jsonl `"current_steps": 202, "total_steps": 5100`;
+# both with `remaining_time` (`2h 55m 51s`, `2 days, 12:56:35`).
+_TRAINER_STEPS = re.compile(
+    r""".*?['"](?:global_step/max_steps['"]:\s*['"](\d+)/(\d+)['"]|current_steps['"]:\s*(\d+),\s*['"]total_steps['"]:\s*(\d+))"""
+)
+_REMAINING = re.compile(r"""['"]remaining_time['"]:\s*['"]([^'"]{1,40})['"]""")
+_UNITS = re.compile(r"(\d+)\s*([dhms])\b")
 _ETA = re.compile(r"\beta:?\s+(?:(\d+) days?, )?(\d+):(\d\d):(\d\d)\b", re.IGNORECASE)
 # `2024-05-01 12:00:00`, `2024/05/01 12:00:00`, `2024-05-01T12:00:00`; PaddleDetection `[05/01 12:00:00]`.
 _CLOCK = re.compile(r"(?:(\d{4})[-/])?(\d\d)[-/](\d\d)[ T_](\d\d):(\d\d):(\d\d)")
@@ -79,6 +87,10 @@ _DESC_EPOCH_OF = re.compile(r"(?:.*?\b)?epoch\s*[:=]?\s*\[?\s*(\d+)\s*/\s*(\d+)\
 _DESC_LIGHTNING = re.compile(r"Epoch (\d+):?\Z")
 _DESC_FAIRSEQ = re.compile(r"epoch (\d{3,})\Z")
 _DESC_EP = re.compile(r"(?<![A-Za-z])Ep_?(\d+)(?!\d)")
+# A bar over the run's optimizer steps: diffusers' examples `Steps:`, kohya's `steps:`, SimpleTuner
+# `Epoch 52/65, Steps:`, verl's `Training Progress:`.
+_STEPS_LABELS = ("Steps", "steps", "Step", "Training Progress")
+_DESC_STEPS = re.compile(r"(?:Epoch (\d+)/(\d+), )?(?:Steps|steps|Step|Training steps|Training Progress)\Z")
 _DESC_YOLO = re.compile(r"\s*(\d+)/(\d+)\s+\d+(?:\.\d+)?[GMK]?\s")
 
 _EPOCHS_HINT = re.compile(
@@ -88,7 +100,8 @@ _EPOCHS_HINT = re.compile(
     r"|.*?\bStarting training for (\d+) epochs\b|.*?\bmax: (\d+) epochs\b",
 )
 _STEPS_HINT = re.compile(
-    r".*?(?:Total optimization steps|\bmax_steps\b|\bmax_iters\b|\btrain_iters\b|\btotal_steps\b|\btrain_steps\b)"
+    r".*?(?:Total optimization steps|\bTotal steps\b|\bmax_steps\b|\bmax_iters\b|\btrain_iters\b|\btotal_steps\b"
+    r"|\btrain_steps\b)"
     r"['\"]?\s*[:=]\s*(\d[\d,]*)\b"
 )
 # The hints' prefilters: a word each branch above needs, searched once, before the `.*?` patterns
@@ -97,7 +110,9 @@ _EPOCHS_WORDS = re.compile(
     "max_epoch|total_epochs|num_train_epochs|num_epochs|epoch_num|Num Epochs|Scheduled epochs"
     "|Starting training for |max: "
 )
-_STEPS_WORDS = re.compile("Total optimization steps|max_steps|max_iters|train_iters|total_steps|train_steps")
+_STEPS_WORDS = re.compile(
+    "Total optimization steps|Total steps|max_steps|max_iters|train_iters|total_steps|train_steps"
+)
 
 
 # tqdm's and Keras' units (core/trainlog/line's bars read them).
@@ -203,6 +218,27 @@ def _paddle(line: str) -> Progress | None:
             percent=_pct(step, steps), step=step, steps=steps, epoch=int(m[1]), scope="zero", run_eta_seconds=_eta(line)
         )
     return None
+
+
+def _remaining(text: str) -> int | None:
+    """`2h 55m 51s`, `2d 6h 14m 20s`, `0s` (ms-swift); `2 days, 12:56:35`, `2:30:48` (LLaMA-Factory)."""
+    m = _ETA.search("eta " + text)
+    if m is not None:
+        return parse_long_duration(m[1], m[2], m[3], m[4])
+    parts = _UNITS.findall(text)
+    if not parts:
+        return parse_duration(text.strip())
+    return sum(int(n) * {"d": 86400, "h": 3600, "m": 60, "s": 1}[u] for n, u in parts)
+
+
+def _trainer_json(line: str) -> Progress | None:
+    m = _TRAINER_STEPS.match(line)
+    if m is None:
+        return None
+    step, steps = int(m[1] or m[3]), int(m[2] or m[4])
+    left = _REMAINING.search(line, m.end())
+    eta = _remaining(left[1]) if left is not None else None
+    return Progress(percent=_pct(step, steps), step=step, steps=steps, run_eta_seconds=eta, scope="run")
 
 
 def _mm(line: str) -> Progress | None:
@@ -317,6 +353,7 @@ def _plain(line: str, prefilter: bool = True) -> Progress | None:
 # (keywords, form): the first form that finds counters on a line holding a keyword wins.
 _COUNTER_FORMS: tuple[tuple[tuple[str, ...], Callable[[str], Progress | None]], ...] = (
     (("iteration",), _megatron),
+    (("global_step/max_steps", "current_steps"), _trainer_json),
     (("global_step", "Epoch: ["), _paddle),
     (("Epoch", "Iter"), _mm),
     (("Step ",), _opennmt),
@@ -388,7 +425,15 @@ def with_desc_counters(bar: Progress) -> Progress:
     fairseq's `epoch 001`, a YOLO row `3/100  2.58G ...` (scope `yolo`: core/trainlog/tables knows
     whether it counts from 0)."""
     desc = bar.desc
-    if not desc or not any(map(str.isdigit, desc)):
+    if not desc:
+        return bar
+    if desc[-1] in "sp" and desc.endswith(_STEPS_LABELS):
+        m = _DESC_STEPS.match(desc)
+        if m is not None:
+            return (
+                replace(bar, epoch=int(m[1]), epochs=int(m[2]), scope="steps") if m[1] else replace(bar, scope="steps")
+            )
+    if not any(map(str.isdigit, desc)):
         return bar
     m = _DESC_YOLO.match(desc)
     if m is not None:

@@ -55,6 +55,7 @@ class RunProgress:
         "_run_counter",
         "_spans",
         "_restarts",
+        "_over_steps",
     )
 
     def __init__(self) -> None:
@@ -73,6 +74,7 @@ class RunProgress:
         self._run_counter = False
         self._spans = False  # one bar over the whole run, labelled with the epoch it is in
         self._restarts = False  # ... or seen to restart at an epoch's start (sticky)
+        self._over_steps = False  # a bar over the run's steps was seen: epoch lines only name the epoch
 
     def hint(self, epochs: int | None = None, steps: int | None = None) -> None:
         """The run's length as a line announced it."""
@@ -98,9 +100,16 @@ class RunProgress:
         scope = p.scope
         if p.global_step is not None:
             self._global = p.global_step
+        if scope == "bar" and p.steps is not None and p.steps == self.steps_hint and p.step is not None:
+            scope = "steps"  # an unlabelled bar as long as the run's announced steps: HF Trainer's
+        if scope == "steps":
+            self._steps_bar(p)
+            return
         if scope == "bar" or scope == "yolo":
             if self._run_counter and not self._seen_epoch:
                 return  # the run's step counter says more than a bar without an epoch
+            if self._spans and scope == "bar":
+                return  # a validation bar under the epoch-labelled one (YOLO's `Class Images ...`)
             if self._seen_epoch:
                 if self._inline:
                     return  # a validation bar under an mmdet/YOLO/fairseq counter
@@ -120,8 +129,15 @@ class RunProgress:
             self._run_counter = True
             self.progress = self._step_progress(p)
             return
+        if self._over_steps and scope in ("header", "summary") and self.progress is not None:
+            # kohya's `epoch 17/50` between the states of its `steps:` bar: the bar still says where the run is
+            self._epoch = p.epoch if p.epoch is not None else self._epoch
+            self._epochs = p.epochs or self._epochs
+            self.progress = replace(self.progress, epoch=self._epoch, epochs=self._epochs or self.epochs_hint)
+            return
         # an epoch counter: header, summary, or inline with an inner counter/bar
-        if scope == "inner" and p.epochs and p.epoch is not None and p.epoch > 1 and p.percent is not None:
+        row = p.desc is not None and p.desc.lstrip()[:1].isdigit()  # a YOLO row: its bar is the epoch's
+        if scope == "inner" and p.epochs and p.epoch is not None and p.epoch > 1 and p.percent is not None and not row:
             # `Epoch 3/10: 25%|...`: a bar that restarts every epoch is below (k-1)/N at some point
             # of epoch k; one that is never below it spans the run
             # the step count is exact where tqdm's percent is rounded down (808/2400 shows 33%)
@@ -154,6 +170,19 @@ class RunProgress:
             self.progress = self._epoch_progress(p, None)
 
     # ------------------------------------------------------------------ internals
+
+    def _steps_bar(self, p: Progress) -> None:
+        """A bar over the run's steps: its n/total are the run's step/steps, its ETA the run's."""
+        if p.epoch is not None:
+            self._epoch = p.epoch
+            self._epochs = p.epochs or self._epochs
+        self._global = p.step
+        self._run_counter = True
+        self._over_steps = True
+        run = self._step_progress(replace(p, scope="run"))
+        self.progress = replace(
+            run, eta_seconds=p.eta_seconds, bar_percent=p.percent, bar_step=p.step, bar_steps=p.steps
+        )
 
     def _bar_progress(self, p: Progress) -> Progress:
         return replace(
