@@ -18,6 +18,7 @@ from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.errors import InputError
+from gpu_tui.core.fit.oomfit import oom_fit_text
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo, JobRequest, RunAsk, new_job_id
 from gpu_tui.core.text import printable
@@ -108,6 +109,7 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
                 "log_bytes": j.facts.log_bytes,
                 "failure": j.failure,
                 "hint": hint_for(j.failure),
+                "fit": _fit_json(j),
                 "progress": progress,
                 "last_loss": _finite(j.last_loss),
                 "scheduler_job_id": j.facts.scheduler_job_id,
@@ -116,6 +118,20 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
             }
         )
     return {"jobs": out}
+
+
+def _fit_json(j: JobInfo) -> dict[str, object] | None:
+    """`fit` of `jobs --json` (CONTRACTS.md): what `gpu-tui fit` says of an OOM job's model."""
+    f = j.oom_fit
+    if f is None:
+        return None
+    return {
+        "model": f.model,
+        "context": f.context,
+        "batch": f.batch,
+        "needs_gib": {mode: round(gib, 1) for mode, gib in f.needs},
+        "gpu_gib": f.gpu_gib,
+    }
 
 
 def _table(infos: list[JobInfo]) -> str:
@@ -131,7 +147,11 @@ def _table(infos: list[JobInfo]) -> str:
         rows.append((j.id, printable(j.name or "-"), printable(state), pct, loss, log, _cut(cmd, 60)))
     lines = format_rows(rows)
     # what to do about each failure, under the table: a row stays one line at any width
-    lines += [f"{j.id}  {hint}" for j in infos if (hint := hint_for(j.failure))]
+    for j in infos:
+        if hint := hint_for(j.failure):
+            lines.append(f"{j.id}  {hint}")
+        if j.oom_fit is not None:
+            lines.append(f"{j.id}  {oom_fit_text(j.oom_fit)}")
     return "\n".join(lines)
 
 

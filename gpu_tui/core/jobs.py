@@ -14,6 +14,7 @@ import secrets
 import time
 from dataclasses import dataclass, field, replace
 
+from gpu_tui.core.fit.oomfit import OomFit
 from gpu_tui.core.slurm import scheduler_words
 from gpu_tui.core.trainlog.failures import INTERRUPTED, KILLED, with_oom_evidence
 
@@ -137,6 +138,8 @@ class JobInfo:
     last_loss: float | None = None
     progress_counts: tuple[int | None, int | None, int | None, int | None] = (None, None, None, None)
     """(epoch, epochs, step, steps) as the log says them (core/trainlog/model.Progress); None where not."""
+    oom_fit: OomFit | None = None
+    """What `gpu-tui fit` says of the model the job named, for a job out of GPU memory."""
 
     @property
     def id(self) -> str:

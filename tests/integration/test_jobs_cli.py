@@ -27,6 +27,7 @@ JOB_KEYS = {
     "log_bytes",
     "failure",
     "hint",
+    "fit",
     "progress",
     "last_loss",
     "scheduler_job_id",
@@ -102,6 +103,26 @@ def test_failure_and_exit_codes(sshd_instance, tmp_path: Path) -> None:
     assert f"{job_id}  {job['hint']}" in table.stdout.splitlines()
     zh = cli(tmp_path, sshd_instance, "--lang", "zh-CN", "jobs", sshd_instance.name, "--json")
     assert "安装" in {j["id"]: j for j in json.loads(zh.stdout)["jobs"]}[job_id]["hint"]
+
+    # out of GPU memory with the model named: what fit says of it against the card the message states
+    oom = (
+        "echo 'model_name_or_path: Qwen/Qwen2.5-7B-Instruct'; echo 'finetuning_type: lora';"
+        " echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+        " GPU 0 has a total capacity of 23.65 GiB of which 1.20 GiB is free.'; exit 1"
+    )
+    res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--", oom)
+    job = wait_state(tmp_path, sshd_instance, res.stdout.strip(), {"failed"})
+    assert job["failure"] == "CUDA out of memory" and job["hint"] == hint_for("CUDA out of memory")
+    fit = job["fit"]
+    assert (fit["model"], fit["context"], fit["batch"], fit["gpu_gib"]) == ("qwen2.5-7b", 4096, 1, 23.65)
+    assert list(fit["needs_gib"]) == ["lora"] and fit["needs_gib"]["lora"] > 0
+    table = cli(tmp_path, sshd_instance, "jobs", sshd_instance.name).stdout.splitlines()
+    assert any(line.startswith(f"{job['id']}  `gpu-tui fit`: qwen2.5-7b needs about ") for line in table), table
+    assert all(
+        j["fit"] is None
+        for j in json.loads(cli(tmp_path, sshd_instance, "jobs", sshd_instance.name, "--json").stdout)["jobs"]
+        if j["failure"] != "CUDA out of memory"
+    )
 
     nan = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--", "echo 'loss: 0.5'; echo 'loss: nan'")
     job = wait_state(tmp_path, sshd_instance, nan.stdout.strip(), {"succeeded", "failed"})

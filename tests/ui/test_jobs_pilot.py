@@ -157,7 +157,10 @@ async def test_a_failed_jobs_log_screen_says_what_to_do(sshd_instance, tmp_path:
     async with app.run_test(size=(100, 32)) as pilot:
         name = sshd_instance.name
         await wait_for(pilot, lambda: state_of(app, name) == "online")
-        oom = "echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB'; exit 1"
+        oom = (
+            "echo 'loading Qwen/Qwen2.5-7B-Instruct'; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to"
+            " allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.20 GiB is free.'; exit 1"
+        )
         await fill_and_start(pilot, app, oom, name="oom")
         await wait_for(pilot, lambda: any(j.name == "oom" and j.state == "failed" for j in jobs_of(app, name)))
         await pilot.press("l")
@@ -168,3 +171,5 @@ async def test_a_failed_jobs_log_screen_says_what_to_do(sshd_instance, tmp_path:
         hint = hint_for("CUDA out of memory")
         assert hint is not None
         await wait_for(pilot, lambda: hint in str(head.render()).replace("\n", " "), what="the hint")
+        # and what `gpu-tui fit` says of the model the job named, on the line after it
+        await wait_for(pilot, lambda: "`gpu-tui fit`: qwen2.5-7b needs about" in str(head.render()), what="fit's line")

@@ -21,6 +21,8 @@ from dataclasses import dataclass, replace
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import RemoteError
+from gpu_tui.core.fit.oomfit import OomFit, oom_fit
+from gpu_tui.core.trainlog.failures import OOM
 from gpu_tui.core.trainlog.model import Progress
 from gpu_tui.core.trainlog.read import whole_lines, window_stream
 from gpu_tui.core.trainlog.stream import LogStream, StreamUpdate
@@ -65,6 +67,8 @@ class LogUpdate:
     """Completed lines read since the follow began (the window's included)."""
     ended: bool = False
     """The job has ended and its log was read to the end: the last update."""
+    oom_fit: OomFit | None = None
+    """What `gpu-tui fit` says of the model the job names, once the log shows it ran out of GPU memory."""
 
 
 def wait_for_link(host: Host, every: float = 0.5) -> Callable[[], Awaitable[None]]:
@@ -96,8 +100,12 @@ class LogFollower:
         max_lines: int = 5000,
         reconnect: Callable[[], Awaitable[None]] | None = None,
         poll_seconds: float = 2.0,
+        command: str = "",
     ) -> None:
         self.host, self.inst, self.job_id = host, inst, job_id
+        self._command = command  # the job's, for what fit says of an OOM (core/fit/oomfit)
+        self._fit: OomFit | None = None
+        self._fit_read = False
         self._charset, self._window, self._max_lines = charset, window, max_lines
         self._tail = LogTail(host, inst, job_id, reconnect=reconnect, poll_seconds=poll_seconds)
         self._poll = poll_seconds
@@ -216,6 +224,9 @@ class LogFollower:
     def _update(self, *, ended: bool = False) -> LogUpdate:
         s = self._summary
         s.set_live(self._live)
+        if not self._fit_read and s.failure is not None and s.failure.startswith(OOM):
+            self._fit_read = True  # once: the lines kept then hold the model's name if any do
+            self._fit = oom_fit(self._command, "\n".join(self._stream.lines))
         lines, self._new = tuple(self._new), []
         return LogUpdate(
             lines=lines,
@@ -229,6 +240,7 @@ class LogFollower:
             log_bytes=self._start + self._stream.bytes_fed,
             lines_seen=self._stream.lines_seen,
             ended=ended,
+            oom_fit=self._fit,
         )
 
 

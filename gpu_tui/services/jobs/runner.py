@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError, RemoteError
+from gpu_tui.core.fit.oomfit import OomFit, oom_fit
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.jobs import (
     JOB_MARK,
@@ -25,7 +26,7 @@ from gpu_tui.core.jobs import (
     parse_job_listing,
 )
 from gpu_tui.core.trainlog.decode import decode_log
-from gpu_tui.core.trainlog.failures import with_oom_evidence
+from gpu_tui.core.trainlog.failures import OOM, with_oom_evidence
 from gpu_tui.core.trainlog.read import summarize
 from gpu_tui.core.trainlog.series import PROGRESS_FIELDS
 from gpu_tui.core.trainlog.series_decode import RunLast, split_last
@@ -62,6 +63,7 @@ __all__ = [
     "list_facts",
     "validate_request",
     "info_with_summary",
+    "fit_of_oom",
 ]
 
 # stop: SIGINT lets training loops save a checkpoint; TERM, then KILL, if they do not exit in time
@@ -174,7 +176,16 @@ async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts, window: int =
     res = await host.run_bytes(summary_command(job_dir(inst, f.id), window), timeout=30)
     last, log_end = split_last(res.stdout)
     summary = summarize(log_end, from_start=f.log_bytes <= window, charset=f.charset)
-    return info_with_summary(f, summary, last, window=window)
+    info = info_with_summary(f, summary, last, window=window)
+    return replace(info, oom_fit=fit_of_oom(f, summary, log_end)) if summary.failure else info
+
+
+def fit_of_oom(f: JobFacts, summary: LogSummary, log: bytes) -> OomFit | None:
+    """What `gpu-tui fit` says of the model a job names (its command, else `log`, the window
+    `summary` read), where that log shows the job ran out of GPU memory; else None."""
+    if summary.failure is None or not summary.failure.startswith(OOM):
+        return None
+    return oom_fit(str(f.request.get("command") or ""), decode_log(log, f.charset))
 
 
 def summary_command(job_dir: str, window: int) -> str:

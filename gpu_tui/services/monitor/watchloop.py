@@ -21,12 +21,13 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.autostop import parse_status
 from gpu_tui.core.errors import RemoteError
+from gpu_tui.core.fit.oomfit import OomFit
 from gpu_tui.core.jobs import JobFacts, JobInfo, job_state, parse_job_listing
 from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.metrics.hoststats import CpuTimes, parse_probe
@@ -36,7 +37,7 @@ from gpu_tui.core.trainlog.summary import LogSummary
 from gpu_tui.remote.host import DuplexStream, Host
 from gpu_tui.remote.quoting import fill_script, sh_c
 from gpu_tui.services.events import HostStatsReceived, ProcessesReceived
-from gpu_tui.services.jobs.runner import info_with_summary
+from gpu_tui.services.jobs.runner import fit_of_oom, info_with_summary
 from gpu_tui.services.jobs.watch import AutostopReceived, JobFinished, JobsReceived
 from gpu_tui.services.statedir import shell_state_dir
 
@@ -144,6 +145,7 @@ class WatchLoop:
         self._states: dict[str, str] | None = None
         self._facts: list[JobFacts] = []
         self._summaries: dict[str, LogSummary] = {}
+        self._fits: dict[str, OomFit | None] = {}  # what fit says of an OOM job's model, per log read
         self._prev_cpu: CpuTimes | None = None
         self._disk: str | None = None
 
@@ -282,14 +284,17 @@ class WatchLoop:
             self._facts = parse_job_listing(rec.jobs)
         if rec.logs:
             charsets = {f.id: f.charset for f in self._facts}
+            facts = {f.id: f for f in self._facts}
             for job_id, data in rec.logs.items():
-                self._summaries[job_id] = summarize(
-                    data, from_start=len(data) < LOG_WINDOW, charset=charsets.get(job_id)
-                )
+                summary = summarize(data, from_start=len(data) < LOG_WINDOW, charset=charsets.get(job_id))
+                self._summaries[job_id] = summary
+                job = facts.get(job_id)
+                self._fits[job_id] = fit_of_oom(job, summary, data) if job is not None else None
         if rec.jobs is not None:
             known = {f.id for f in self._facts}
             for job_id in [j for j in self._summaries if j not in known]:
                 del self._summaries[job_id]  # pruned
+                self._fits.pop(job_id, None)
         if rec.jobs is not None or rec.logs:
             self._jobs()
 
@@ -297,7 +302,9 @@ class WatchLoop:
         infos = []
         for f in self._facts:
             summary = self._summaries.get(f.id)
-            infos.append(info_with_summary(f, summary) if summary is not None else JobInfo(f, *job_state(f)))
+            info = info_with_summary(f, summary) if summary is not None else JobInfo(f, *job_state(f))
+            fit = self._fits.get(f.id)
+            infos.append(replace(info, oom_fit=fit) if fit is not None else info)
         previous = self._states
         self._states = {i.id: i.state for i in infos}
         self._emit(JobsReceived(self.name, tuple(infos)))

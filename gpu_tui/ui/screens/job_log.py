@@ -401,6 +401,7 @@ class JobLogScreen(Screen[None]):
             charset=job.facts.charset,
             max_lines=MAX_LOG_LINES,
             reconnect=wait_for_link(self._host),
+            command=str(job.facts.request.get("command") or ""),
         )
         try:
             async for update in follower.updates():
@@ -494,5 +495,5 @@ class JobLogScreen(Screen[None]):
         t.append("\n")
         if reading is not None:
             t.append_text(progress_text(reading, v, self._clock(), self._currency, running))
-        t.append_text(hint_text(reading.failure if reading is not None else None, self._current()))
+        t.append_text(hint_text(reading, self._current()))
         return t

@@ -9,12 +9,15 @@ from typing import Protocol
 
 from rich.text import Text
 
+from gpu_tui.core.fit.oomfit import oom_fit_text
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
+from gpu_tui.core.trainlog.failures import OOM
 from gpu_tui.core.trainlog.hints import hint_for
 from gpu_tui.core.trainlog.model import Progress
 from gpu_tui.core.units import format_eta_s, format_money, format_percent
 from gpu_tui.services.fleet import InstanceView
+from gpu_tui.services.jobs.follow import LogUpdate
 
 __all__ = ["LogReading", "hint_text", "job_label", "job_options", "progress_text", "run_job_label"]
 
@@ -81,11 +84,15 @@ def progress_text(summary: LogReading, view: InstanceView, now: float, currency:
     return t
 
 
-def hint_text(log_failure: str | None, job: JobInfo) -> Text:
+def hint_text(reading: LogUpdate | None, job: JobInfo) -> Text:
     """What to do about the failure the log shows (else the job's, once it failed), on a line of
-    its own; empty where there is none."""
+    its own, and for an OOM what `gpu-tui fit` says of the job's model; empty where there is none."""
+    log_failure = reading.failure if reading is not None else None
     failure = log_failure or (job.failure if job.state == "failed" else None)
     hint = hint_for(failure)
+    fit = (reading.oom_fit if reading is not None else None) or job.oom_fit
+    if hint and fit is not None and failure is not None and failure.startswith(OOM):
+        hint += "\n" + oom_fit_text(fit)
     return Text("\n" + hint, style="yellow") if hint else Text()
 
 
