@@ -22,7 +22,8 @@ from gpu_tui.core.fit.oomfit import oom_fit_text
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo, JobRequest, RunAsk, new_job_id
 from gpu_tui.core.text import printable
-from gpu_tui.core.trainlog.hints import hint_for
+from gpu_tui.core.trainlog.failures import NO_SPACE
+from gpu_tui.core.trainlog.hints import disk_full, disk_full_text, hint_for
 from gpu_tui.core.units import format_bytes, format_iso_utc, format_percent
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import command_line
@@ -110,6 +111,7 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
                 "failure": j.failure,
                 "hint": hint_for(j.failure),
                 "fit": _fit_json(j),
+                "disk": _disk_json(j),
                 "progress": progress,
                 "last_loss": _finite(j.last_loss),
                 "scheduler_job_id": j.facts.scheduler_job_id,
@@ -134,6 +136,14 @@ def _fit_json(j: JobInfo) -> dict[str, object] | None:
     }
 
 
+def _disk_json(j: JobInfo) -> dict[str, object] | None:
+    """`disk` of `jobs --json` (CONTRACTS.md): the filesystem a job that died of a full disk wrote to."""
+    d = disk_full(j.facts.disk_full) if j.failure == NO_SPACE else None
+    if d is None:
+        return None
+    return {"mount": d.mount, "size_bytes": d.size_bytes, "free_bytes": d.free_bytes, "use_percent": d.use_percent}
+
+
 def _table(infos: list[JobInfo]) -> str:
     rows = [tuple(_(h) for h in HEADER)]
     for j in infos:
@@ -152,6 +162,9 @@ def _table(infos: list[JobInfo]) -> str:
             lines.append(f"{j.id}  {hint}")
         if j.oom_fit is not None:
             lines.append(f"{j.id}  {oom_fit_text(j.oom_fit)}")
+        disk = disk_full(j.facts.disk_full) if j.failure == NO_SPACE else None
+        if disk is not None:
+            lines.append(f"{j.id}  {printable(disk_full_text(disk))}")
     return "\n".join(lines)
 
 

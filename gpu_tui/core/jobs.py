@@ -120,6 +120,9 @@ class JobFacts:
     """The job's time limit in seconds as SLURM holds it; None for none (UNLIMITED) or unknown."""
     charset: str | None = None
     """The locale's charmap where the job started (`GBK`, `UTF-8`...): how its log may be encoded."""
+    disk_full: str | None = None
+    """`SIZE_KB FREE_KB USE% MOUNT`: the filesystem a job that died of a full disk wrote to, as
+    df said it when the job ended (the runner's `disk_full`)."""
     oom_kill: str | None = None
     """`BYTES cgroup|host`: the OOM killer killed something of the job's while it ran (the runner's
     `oom_kill`: its memory cgroup's count, or the kernel log's, rose), under that memory limit."""
@@ -228,8 +231,8 @@ def parse_job_listing(text: str) -> list[JobFacts]:
             current[key] = value.strip() == "1"
         elif key == "charset":
             current[key] = value.strip()[:40] or None
-        elif key == "oom_kill":
-            current[key] = value.strip()[:60] or None
+        elif key in ("oom_kill", "disk_full"):
+            current[key] = value.strip()[:300] or None
     close()
     jobs = [replace(j, log_bytes=sizes[j.id]) if j.id in sizes and j.log_bytes is None else j for j in jobs]
     return sorted(jobs, key=lambda j: j.id)

@@ -28,6 +28,7 @@ JOB_KEYS = {
     "failure",
     "hint",
     "fit",
+    "disk",
     "progress",
     "last_loss",
     "scheduler_job_id",

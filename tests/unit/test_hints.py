@@ -9,7 +9,7 @@ from pathlib import Path
 from gpu_tui.config.language import catalog
 from gpu_tui.core import i18n
 from gpu_tui.core.trainlog import failures
-from gpu_tui.core.trainlog.hints import HINTS, hint_for, hint_table
+from gpu_tui.core.trainlog.hints import HINTS, DiskFull, disk_full, disk_full_text, hint_for, hint_table
 
 CONTRACTS = Path(__file__).resolve().parents[2] / "docs" / "CONTRACTS.md"
 
@@ -86,3 +86,15 @@ def test_in_chinese_every_hint_is_translated_and_names_the_same_things() -> None
         for literal in re.findall(r"`[^`]+`|[A-Z_]{6,}=\d|/[\w/.-]+", en):
             assert literal in zh, (words, literal)
     assert oom is not None and "gpu-tui fit MODEL" in oom
+
+
+def test_the_full_disk_as_the_runner_keeps_it() -> None:
+    disk = disk_full("31441920 0 100% /")
+    assert disk == DiskFull("/", 31441920 * 1024, 0, 100)
+    assert disk_full_text(disk) == "the full disk: / (30.0 GiB, 100% used, 0 B free)"
+    # a mount point with a space in it, and what is not df's line
+    assert disk_full("1024 0 100% /mnt/my disk") == DiskFull("/mnt/my disk", 1 << 20, 0, 100)
+    for garbled in (None, "", "df: /x: No such file", "12 x 5% /"):
+        assert disk_full(garbled) is None
+    with i18n.using(catalog("zh-CN"), "zh-CN"):
+        assert disk_full_text(disk) == "满的磁盘: /(30.0 GiB, 已用 100%, 剩 0 B)"

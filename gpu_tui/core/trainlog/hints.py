@@ -9,9 +9,12 @@ a setting to change, an environment variable that makes the error say more, a co
 
 from __future__ import annotations
 
-from gpu_tui.core.i18n import N_, _
+from dataclasses import dataclass
 
-__all__ = ["HINTS", "hint_for", "hint_table"]
+from gpu_tui.core.i18n import N_, _
+from gpu_tui.core.units import format_bytes
+
+__all__ = ["HINTS", "DiskFull", "disk_full", "disk_full_text", "hint_for", "hint_table"]
 
 HINTS: tuple[tuple[str, str], ...] = (
     (
@@ -202,3 +205,28 @@ def hint_for(failure: str | None) -> str | None:
 def hint_table() -> list[list[str]]:
     """Every (leading words, hint) in the language in force: what an instance's sender matches."""
     return [[words, _(hint)] for words, hint in HINTS]
+
+
+@dataclass(frozen=True, slots=True)
+class DiskFull:
+    """The filesystem a job that died of a full disk wrote to, as df said it when the job ended."""
+
+    mount: str
+    size_bytes: int
+    free_bytes: int
+    use_percent: int
+
+
+def disk_full(evidence: str | None) -> DiskFull | None:
+    """The runner's `disk_full` (`SIZE_KB FREE_KB USE% MOUNT`); None where absent or garbled."""
+    parts = (evidence or "").split(" ", 3)
+    if len(parts) < 4 or not (parts[0].isdigit() and parts[1].isdigit() and parts[2].rstrip("%").isdigit()):
+        return None
+    return DiskFull(parts[3].strip(), int(parts[0]) * 1024, int(parts[1]) * 1024, int(parts[2].rstrip("%")))
+
+
+def disk_full_text(disk: DiskFull) -> str:
+    """`the full disk: / (30.0 GiB, 100% used, 0 B free)`, in the language in force."""
+    return _("the full disk: {mount} ({size}, {pct}% used, {free} free)").format(
+        mount=disk.mount, size=format_bytes(disk.size_bytes), pct=disk.use_percent, free=format_bytes(disk.free_bytes)
+    )

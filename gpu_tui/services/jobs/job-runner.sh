@@ -86,6 +86,17 @@ date +%s > finished_at
 if [ "$code" != 0 ] && oom_more "$oom_before" "$(oom_kills "$oom_at")"; then
   oom_limit "$oom_at" /sys/fs/cgroup > oom_kill.tmp && mv oom_kill.tmp oom_kill
 fi
+# a full disk (issue 25): which filesystem, as df says it now: the path the error names (its
+# nearest existing directory), else the job's working directory. `SIZE_KB FREE_KB USE% MOUNT`
+if [ "$code" != 0 ] && tail -c 65536 log 2>/dev/null | grep -q -e 'No space left on device' -e 'PytorchStreamWriter failed writing'; then
+  full=$(tail -c 65536 log | sed -n -e "s/.*No space left on device: '\(\/[^']*\)'.*/\1/p" \
+    -e "s/.*error writing '\(\/[^']*\)': No space left on device.*/\1/p" | tail -n 1)
+  [ -n "$full" ] || full=$(cat workdir 2>/dev/null)
+  while [ -n "$full" ] && [ ! -e "$full" ]; do full=${full%/*}; done
+  df -P -k "${full:-/}" 2>/dev/null | awk 'NR == 2 { m = $6; for (i = 7; i <= NF; i++) m = m " " $i; print $2, $4, $5, m }' > disk_full.tmp &&
+    [ -s disk_full.tmp ] && mv disk_full.tmp disk_full
+  rm -f disk_full.tmp
+fi
 echo "$code" > exit_code.tmp && mv exit_code.tmp exit_code
 # the end is recorded: now tell the user (issue 15), detached, so nothing waits for the network
 if [ -f "$state/notify/targets.json" ] && [ -f "$state/bin/notify-v1.sh" ]; then

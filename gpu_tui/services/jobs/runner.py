@@ -107,7 +107,7 @@ for d in "$state"/jobs/*/; do
   [ -f "$d/job.json" ] || continue
   echo "__MARK__ ${d##*/}"
   IFS= read -r j < "$d/job.json"; printf 'json %s\n' "$j"
-  for f in pid exit_code started_at finished_at scheduler_job_id node scheduler_end charset oom_kill; do
+  for f in pid exit_code started_at finished_at scheduler_job_id node scheduler_end charset oom_kill disk_full; do
     if [ -f "$d/$f" ]; then read -r v < "$d/$f"; echo "$f $v"; fi
   done
   alive=0

@@ -12,8 +12,8 @@ from rich.text import Text
 from gpu_tui.core.fit.oomfit import oom_fit_text
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
-from gpu_tui.core.trainlog.failures import OOM
-from gpu_tui.core.trainlog.hints import hint_for
+from gpu_tui.core.trainlog.failures import NO_SPACE, OOM
+from gpu_tui.core.trainlog.hints import disk_full, disk_full_text, hint_for
 from gpu_tui.core.trainlog.model import Progress
 from gpu_tui.core.units import format_eta_s, format_money, format_percent
 from gpu_tui.services.fleet import InstanceView
@@ -90,10 +90,15 @@ def hint_text(reading: LogUpdate | None, job: JobInfo) -> Text:
     log_failure = reading.failure if reading is not None else None
     failure = log_failure or (job.failure if job.state == "failed" else None)
     hint = hint_for(failure)
+    if not hint:
+        return Text()
     fit = (reading.oom_fit if reading is not None else None) or job.oom_fit
-    if hint and fit is not None and failure is not None and failure.startswith(OOM):
+    if fit is not None and failure is not None and failure.startswith(OOM):
         hint += "\n" + oom_fit_text(fit)
-    return Text("\n" + hint, style="yellow") if hint else Text()
+    disk = disk_full(job.facts.disk_full) if failure == NO_SPACE else None
+    if disk is not None:
+        hint += "\n" + disk_full_text(disk)
+    return Text("\n" + hint, style="yellow")
 
 
 def job_options(view: InstanceView, job: JobInfo) -> list[tuple[str, str]]:
