@@ -105,6 +105,9 @@ def state(sshd_instance) -> Path:
 
 
 ZH_EXIT_HINT = "程序出错退出但没有 traceback: 日志的最后几行会说明原因"
+ZH_OOM_HINT = (
+    "显存不够: 减小 batch 并用梯度累积, 或开梯度检查点、bf16/fp16; `gpu-tui fit MODEL` 会算出模型在这张卡上需要多少显存"
+)
 
 
 def outbox(sshd_instance) -> list[dict]:
@@ -346,6 +349,32 @@ async def test_the_oom_killers_evidence_names_the_limit_in_both_senders(
         assert outbox(sshd_instance)[-1]["via"] == "curl"
     finally:
         await host.close()
+
+
+async def test_under_the_hint_what_fit_says_and_which_disk_is_full(
+    sshd_instance, tmp_path: Path, server: NotifyServer
+) -> None:
+    """The instance says what `jobs` says under the hint (its own copy of gpu-tui's core): what
+    fit says of an OOM job's model, and which disk a job filled, in the user's language."""
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        await nr.install_notify(host, inst, [f"json://127.0.0.1:{server.port}/h"], ["job_end"], "zh-CN")
+        oom = (
+            "echo 'loading Qwen/Qwen2.5-7B-Instruct with lora'; echo 'torch.OutOfMemoryError: CUDA out of memory."
+            " Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.20 GiB is free.'; exit 1"
+        )
+        full = "echo \"OSError: [Errno 28] No space left on device: '$HOME/ckpt/epoch3.pt'\"; exit 1"
+        for n, command in enumerate((oom, full), start=1):
+            await jobsvc.start_job(host, inst, JobRequest(id=new_job_id(), command=command))
+            await until(lambda n=n: len(outbox(sshd_instance)) >= n, timeout=60, what=f"notice {n}")
+        bodies = [m.json["message"].splitlines() for m in server.seen]
+    finally:
+        await host.close()
+    fit, disk = bodies[0][-1], bodies[1][-1]
+    assert fit.startswith("`gpu-tui fit`: qwen2.5-7b 用 LoRA约需 ") and fit.endswith("这张卡共 23.6 GiB"), fit
+    assert bodies[0][-2] == ZH_OOM_HINT
+    assert disk.startswith("满的磁盘: ") and "已用 " in disk, disk
 
 
 def cmdlines() -> list[str]:

@@ -17,7 +17,7 @@ from gpu_tui.core.fit.estimate import ModelSpec, estimate, spec_from_name
 from gpu_tui.core.fit.models import find_model
 from gpu_tui.core.i18n import N_, _
 
-__all__ = ["OomFit", "oom_fit", "oom_fit_text", "gpu_capacity_gib"]
+__all__ = ["OomFit", "TEXTS", "oom_fit", "oom_fit_text", "gpu_capacity_gib"]
 
 DEFAULT_CONTEXT = 4096  # as `gpu-tui fit`
 
@@ -96,16 +96,17 @@ def oom_fit(command: str, log: str) -> OomFit | None:
 
 
 _MODE_WORDS = {"lora": N_("with LoRA"), "full": N_("fully fine-tuned")}
+_ABOUT = N_("about {gib:.1f} GiB {how}")
+_NEEDS = N_("`gpu-tui fit`: {model} needs {needs} (bf16, {context} tokens x {batch})")
+_HAS = N_("; this GPU has {gib:.1f} GiB")
+TEXTS = (*_MODE_WORDS.values(), _ABOUT, _NEEDS, _HAS)
+"""Every message oom_fit_text says: the laptop translates them for the instance's sender."""
 
 
 def oom_fit_text(fit: OomFit) -> str:
     """`gpu-tui fit: qwen2.5-7b needs about 19.8 GiB with LoRA (bf16, 4096 tokens x 1); this GPU has 23.6 GiB`"""
-    needs = ", ".join(
-        _("about {gib:.1f} GiB {how}").format(gib=gib, how=_(_MODE_WORDS[mode])) for mode, gib in fit.needs
-    )
-    text = _("`gpu-tui fit`: {model} needs {needs} (bf16, {context} tokens x {batch})").format(
-        model=fit.model, needs=needs, context=fit.context, batch=fit.batch
-    )
+    needs = ", ".join(_(_ABOUT).format(gib=gib, how=_(_MODE_WORDS[mode])) for mode, gib in fit.needs)
+    text = _(_NEEDS).format(model=fit.model, needs=needs, context=fit.context, batch=fit.batch)
     if fit.gpu_gib is not None:
-        text += _("; this GPU has {gib:.1f} GiB").format(gib=fit.gpu_gib)
+        text += _(_HAS).format(gib=fit.gpu_gib)
     return text

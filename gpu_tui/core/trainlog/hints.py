@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.units import format_bytes
 
-__all__ = ["HINTS", "DiskFull", "disk_full", "disk_full_text", "hint_for", "hint_table"]
+__all__ = ["HINTS", "DISK_TEXT", "DiskFull", "disk_full", "disk_full_text", "hint_for", "hint_table"]
 
 HINTS: tuple[tuple[str, str], ...] = (
     (
@@ -225,8 +225,11 @@ def disk_full(evidence: str | None) -> DiskFull | None:
     return DiskFull(parts[3].strip(), int(parts[0]) * 1024, int(parts[1]) * 1024, int(parts[2].rstrip("%")))
 
 
+DISK_TEXT = N_("the full disk: {mount} ({size}, {pct}% used, {free} free)")
+
+
 def disk_full_text(disk: DiskFull) -> str:
     """`the full disk: / (30.0 GiB, 100% used, 0 B free)`, in the language in force."""
-    return _("the full disk: {mount} ({size}, {pct}% used, {free} free)").format(
+    return _(DISK_TEXT).format(
         mount=disk.mount, size=format_bytes(disk.size_bytes), pct=disk.use_percent, free=format_bytes(disk.free_bytes)
     )

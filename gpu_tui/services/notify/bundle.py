@@ -22,8 +22,14 @@ from gpu_tui.core.notify.urls import MARKERS, Request, Unsupported
 
 __all__ = ["ROOTS", "portable_core", "shipped_name", "sender_files", "sh_target_files", "ok_pattern"]
 
-ROOTS = ("gpu_tui.core.trainlog.read", "gpu_tui.core.trainlog.failures")
-"""What the sender calls: `read.summarize` (failure, last loss) and `failures` alone (python < 3.11)."""
+ROOTS = (
+    "gpu_tui.core.trainlog.read",
+    "gpu_tui.core.trainlog.failures",
+    "gpu_tui.core.trainlog.hints",
+    "gpu_tui.core.fit.oomfit",
+)
+"""What the sender calls: `read.summarize` (failure, last loss), `failures` alone (python < 3.11),
+and for the lines under a failure's hint `hints.disk_full_text` and `oomfit` (what fit says)."""
 _CORE = "gpu_tui.core."
 
 

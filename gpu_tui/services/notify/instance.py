@@ -23,10 +23,11 @@ from gpu_tui.config.language import catalog
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import RemoteError
+from gpu_tui.core.fit.oomfit import TEXTS as OOM_FIT_TEXTS
 from gpu_tui.core.i18n import LANGUAGES, _, using
 from gpu_tui.core.notify.urls import INSTANCE_SCHEMES, Unsupported, mask, request_for, scheme_of, support_reason
 from gpu_tui.core.trainlog.failures import KILLED, OUT_OF_HOST_MEMORY
-from gpu_tui.core.trainlog.hints import hint_for, hint_table
+from gpu_tui.core.trainlog.hints import DISK_TEXT, hint_for, hint_table
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import fill_script, sh_c
 from gpu_tui.services.notify.bundle import portable_core, sender_files, sh_target_files
@@ -132,6 +133,12 @@ def messages(instance: str) -> dict[str, str]:
     return out
 
 
+def evidence_texts() -> dict[str, str]:
+    """{English: in the language in force} of what the sender says under a failure's hint (what
+    fit says of an OOM job's model, the full disk): the shipped core says them through this table."""
+    return {text: _(text) for text in (*OOM_FIT_TEXTS, DISK_TEXT)}
+
+
 def targets_document(
     inst: InstanceConfig,
     targets: Sequence[str],
@@ -189,9 +196,9 @@ def targets_document(
     wanted = sorted(e for e in events if e in INSTANCE_EVENTS)
     if language in LANGUAGES:
         with using(catalog(language), language):
-            msgs, hints = messages(inst.name), hint_table()
+            msgs, hints, texts = messages(inst.name), hint_table(), evidence_texts()
     else:
-        msgs, hints = messages(inst.name), hint_table()
+        msgs, hints, texts = messages(inst.name), hint_table(), evidence_texts()
     doc: dict[str, object] = {
         "version": 1,
         "instance": inst.name,
@@ -206,6 +213,7 @@ def targets_document(
         "language": language,
         "messages": msgs,
         "hints": hints,
+        "texts": texts,
         "targets": rows,
     }
     sh["settings"] = f"{TIMEOUT_S}\n{ATTEMPTS}\n{BUDGET_S}\n{inst.hourly_rate}\n{currency}\n"

@@ -141,6 +141,36 @@ def with_evidence(state: str, reason: Optional[str], evidence: Optional[str]) ->
         return reason
 
 
+def evidence_lines(conf: Dict[str, Any], state: str, job_dir: str, reason: str, log: str) -> List[str]:
+    """Under the hint, what the instance can tell of the failure (as `jobs` says it): what `gpu-tui
+    fit` says of an OOM job's model, which disk is full. gpu-tui's own core says them (bin/notify-v1-core),
+    in the user's language through targets.json `texts`; a python too old for it says nothing more."""
+    if not reason.startswith("CUDA out of memory") and reason != "No space left on device":
+        return []
+    try:
+        import gettext
+
+        table = conf.get("texts") or {}
+
+        class Texts(gettext.NullTranslations):
+            def gettext(self, message: str) -> str:
+                return str(table.get(message, message))
+
+        i18n = importlib.import_module("gpu_tui_i18n")
+        with i18n.using(Texts(), str(conf.get("language") or "en")):
+            if reason == "No space left on device":
+                hints = importlib.import_module("gpu_tui_trainlog_hints")
+                disk = hints.disk_full(read(os.path.join(job_dir, "disk_full")).strip())
+                return [hints.disk_full_text(disk)] if disk is not None else []
+            oomfit = importlib.import_module("gpu_tui_fit_oomfit")
+            request = json.loads(read(os.path.join(job_dir, "job.json")).splitlines()[0] or "{}")
+            fit = oomfit.oom_fit(str(request.get("command") or ""), log)
+            return [oomfit.oom_fit_text(fit)] if fit is not None else []
+    except Exception as exc:  # noqa: BLE001 (an older python, a damaged file: the hint alone)
+        note(state, "no more about the failure here (%s)" % type(exc).__name__)
+        return []
+
+
 def note(state: str, text: str) -> None:
     """One line in STATE/notify/sender.log (never a secret: targets appear masked)."""
     try:
@@ -166,6 +196,7 @@ def compose_job_end(conf: Dict[str, Any], state: str, job_dir: str) -> Optional[
     started = number(read(os.path.join(job_dir, "started_at")))
     finished = number(read(os.path.join(job_dir, "finished_at")))
     took = float(finished - started) if started is not None and finished is not None else None
+    log = ""
     if os.path.exists(os.path.join(job_dir, "stop_requested")):
         kind, reason, loss = "stopped", None, None
     else:
@@ -186,7 +217,10 @@ def compose_job_end(conf: Dict[str, Any], state: str, job_dir: str) -> Optional[
         parts.append(fill(msgs["line.exit"], {"code": str(code)}))
     values = {"job": job, "reason": reason or "", "code": str(code)}
     title = fill(msgs["job_end." + kind], values)
-    return "job_end:" + job_id, job, title, with_hint(" · ".join(parts), conf, reason if kind == "failed" else None)
+    body = with_hint(" · ".join(parts), conf, reason if kind == "failed" else None)
+    if kind == "failed" and reason:
+        body = "\n".join([body, *evidence_lines(conf, state, job_dir, reason, log)])
+    return "job_end:" + job_id, job, title, body
 
 
 def with_hint(body: str, conf: Dict[str, Any], reason: Optional[str]) -> str:
