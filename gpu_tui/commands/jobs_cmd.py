@@ -23,7 +23,7 @@ from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo, JobRequest, RunAsk, new_job_id
 from gpu_tui.core.text import printable
 from gpu_tui.core.trainlog.failures import NO_SPACE
-from gpu_tui.core.trainlog.hints import disk_full, disk_full_text, hint_for
+from gpu_tui.core.trainlog.hints import disk_full, disk_full_text, frame_text, hint_for
 from gpu_tui.core.units import format_bytes, format_iso_utc, format_percent
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import command_line
@@ -112,6 +112,7 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
                 "hint": hint_for(j.failure),
                 "fit": _fit_json(j),
                 "disk": _disk_json(j),
+                "frame": j.frame,
                 "progress": progress,
                 "last_loss": _finite(j.last_loss),
                 "scheduler_job_id": j.facts.scheduler_job_id,
@@ -162,6 +163,8 @@ def _table(infos: list[JobInfo]) -> str:
             lines.append(f"{j.id}  {hint}")
         if j.oom_fit is not None:
             lines.append(f"{j.id}  {oom_fit_text(j.oom_fit)}")
+        if j.frame is not None:
+            lines.append(f"{j.id}  {printable(frame_text(j.frame))}")
         disk = disk_full(j.facts.disk_full) if j.failure == NO_SPACE else None
         if disk is not None:
             lines.append(f"{j.id}  {printable(disk_full_text(disk))}")

@@ -143,6 +143,8 @@ class JobInfo:
     """(epoch, epochs, step, steps) as the log says them (core/trainlog/model.Progress); None where not."""
     oom_fit: OomFit | None = None
     """What `gpu-tui fit` says of the model the job named, for a job out of GPU memory."""
+    frame: str | None = None
+    """Where the traceback that ended the job says it failed (`train.py:42 in forward`)."""
 
     @property
     def id(self) -> str:

@@ -29,6 +29,7 @@ JOB_KEYS = {
     "hint",
     "fit",
     "disk",
+    "frame",
     "progress",
     "last_loss",
     "scheduler_job_id",
@@ -104,6 +105,16 @@ def test_failure_and_exit_codes(sshd_instance, tmp_path: Path) -> None:
     assert f"{job_id}  {job['hint']}" in table.stdout.splitlines()
     zh = cli(tmp_path, sshd_instance, "--lang", "zh-CN", "jobs", sshd_instance.name, "--json")
     assert "安装" in {j["id"]: j for j in json.loads(zh.stdout)["jobs"]}[job_id]["hint"]
+
+    # a traceback: where it says the job failed, in the job's own code
+    crash = "printf 'def step():\\n    raise ValueError(\"bad shape\")\\nstep()\\n' > t.py && python3 t.py"
+    res = cli(tmp_path, sshd_instance, "run", sshd_instance.name, "--", crash)
+    job = wait_state(tmp_path, sshd_instance, res.stdout.strip(), {"failed"})
+    # python >= 3.9 names the script by its absolute path: its last three parts are shown
+    where = "/".join(str(sshd_instance.home() / "t.py").split("/")[-3:]) + ":2 in step"
+    assert (job["failure"], job["frame"]) == ("Traceback: ValueError: bad shape", where)
+    table = cli(tmp_path, sshd_instance, "jobs", sshd_instance.name).stdout.splitlines()
+    assert f"{job['id']}  the last frame: {where}" in table
 
     # out of GPU memory with the model named: what fit says of it against the card the message states
     oom = (

@@ -365,7 +365,8 @@ async def test_under_the_hint_what_fit_says_and_which_disk_is_full(
             " Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.20 GiB is free.'; exit 1"
         )
         full = "echo \"OSError: [Errno 28] No space left on device: '$HOME/ckpt/epoch3.pt'\"; exit 1"
-        for n, command in enumerate((oom, full), start=1):
+        crash = "printf 'def step():\\n    raise ValueError(\"bad\")\\nstep()\\n' > t.py && python3 t.py"
+        for n, command in enumerate((oom, full, crash), start=1):
             await jobsvc.start_job(host, inst, JobRequest(id=new_job_id(), command=command))
             await until(lambda n=n: len(outbox(sshd_instance)) >= n, timeout=60, what=f"notice {n}")
         bodies = [m.json["message"].splitlines() for m in server.seen]
@@ -375,6 +376,8 @@ async def test_under_the_hint_what_fit_says_and_which_disk_is_full(
     assert fit.startswith("`gpu-tui fit`: qwen2.5-7b 用 LoRA约需 ") and fit.endswith("这张卡共 23.6 GiB"), fit
     assert bodies[0][-2] == ZH_OOM_HINT
     assert disk.startswith("满的磁盘: ") and "已用 " in disk, disk
+    where = "/".join(str(sshd_instance.home() / "t.py").split("/")[-3:])
+    assert bodies[2][-1] == f"最后一帧: {where}:2 in step"
 
 
 def cmdlines() -> list[str]:

@@ -37,6 +37,7 @@ __all__ = [
     "BUS_ERROR_SHM",
     "NETWORK",
     "INTERRUPTED",
+    "TRACEBACK",
     "line_failure",
     "line_failure_unfiltered",
     "oom_killed",
@@ -61,6 +62,7 @@ BUS_ERROR = "Bus error"
 BUS_ERROR_SHM = "Bus error (shared memory)"  # a DataLoader worker's SIGBUS: /dev/shm is full
 NETWORK = "network"  # `network: huggingface.co`: a download that cannot reach its host
 INTERRUPTED = "interrupted"  # the user's own Ctrl+C (KeyboardInterrupt): not a crash
+TRACEBACK = "Traceback"  # `Traceback: <Exception>: <message>`, core/trainlog/summary's
 
 _MAX_DETAIL = 80
 

@@ -14,7 +14,17 @@ from dataclasses import dataclass
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.units import format_bytes
 
-__all__ = ["HINTS", "DISK_TEXT", "DiskFull", "disk_full", "disk_full_text", "hint_for", "hint_table"]
+__all__ = [
+    "HINTS",
+    "DISK_TEXT",
+    "FRAME_TEXT",
+    "DiskFull",
+    "disk_full",
+    "disk_full_text",
+    "frame_text",
+    "hint_for",
+    "hint_table",
+]
 
 HINTS: tuple[tuple[str, str], ...] = (
     (
@@ -233,3 +243,11 @@ def disk_full_text(disk: DiskFull) -> str:
     return _(DISK_TEXT).format(
         mount=disk.mount, size=format_bytes(disk.size_bytes), pct=disk.use_percent, free=format_bytes(disk.free_bytes)
     )
+
+
+FRAME_TEXT = N_("the last frame: {frame}")
+
+
+def frame_text(frame: str) -> str:
+    """`the last frame: train.py:42 in forward` (core/trainlog/frames), in the language in force."""
+    return _(FRAME_TEXT).format(frame=frame)

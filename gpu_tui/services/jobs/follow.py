@@ -22,7 +22,8 @@ from dataclasses import dataclass, replace
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.fit.oomfit import OomFit, oom_fit
-from gpu_tui.core.trainlog.failures import OOM
+from gpu_tui.core.trainlog.failures import OOM, TRACEBACK
+from gpu_tui.core.trainlog.frames import last_frame
 from gpu_tui.core.trainlog.model import Progress
 from gpu_tui.core.trainlog.read import whole_lines, window_stream
 from gpu_tui.core.trainlog.stream import LogStream, StreamUpdate
@@ -69,6 +70,8 @@ class LogUpdate:
     """The job has ended and its log was read to the end: the last update."""
     oom_fit: OomFit | None = None
     """What `gpu-tui fit` says of the model the job names, once the log shows it ran out of GPU memory."""
+    frame: str | None = None
+    """Where the traceback that ended the job says it failed (core/trainlog/frames)."""
 
 
 def wait_for_link(host: Host, every: float = 0.5) -> Callable[[], Awaitable[None]]:
@@ -105,7 +108,8 @@ class LogFollower:
         self.host, self.inst, self.job_id = host, inst, job_id
         self._command = command  # the job's, for what fit says of an OOM (core/fit/oomfit)
         self._fit: OomFit | None = None
-        self._fit_read = False
+        self._frame: str | None = None
+        self._noted: str | None = None  # the failure the two above were read for
         self._charset, self._window, self._max_lines = charset, window, max_lines
         self._tail = LogTail(host, inst, job_id, reconnect=reconnect, poll_seconds=poll_seconds)
         self._poll = poll_seconds
@@ -224,9 +228,12 @@ class LogFollower:
     def _update(self, *, ended: bool = False) -> LogUpdate:
         s = self._summary
         s.set_live(self._live)
-        if not self._fit_read and s.failure is not None and s.failure.startswith(OOM):
-            self._fit_read = True  # once: the lines kept then hold the model's name if any do
-            self._fit = oom_fit(self._command, "\n".join(self._stream.lines))
+        if self._noted != s.failure and s.failure is not None and s.failure.startswith((OOM, TRACEBACK)):
+            # once per failure: the lines kept then hold the model's name, the traceback's frames
+            self._noted = s.failure
+            text = "\n".join(self._stream.lines)
+            self._fit = oom_fit(self._command, text) if s.failure.startswith(OOM) else None
+            self._frame = last_frame(text) if s.failure.startswith(TRACEBACK) else None
         lines, self._new = tuple(self._new), []
         return LogUpdate(
             lines=lines,
@@ -241,6 +248,7 @@ class LogFollower:
             lines_seen=self._stream.lines_seen,
             ended=ended,
             oom_fit=self._fit,
+            frame=self._frame,
         )
 
 

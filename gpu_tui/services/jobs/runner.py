@@ -26,7 +26,8 @@ from gpu_tui.core.jobs import (
     parse_job_listing,
 )
 from gpu_tui.core.trainlog.decode import decode_log
-from gpu_tui.core.trainlog.failures import OOM, with_oom_evidence
+from gpu_tui.core.trainlog.failures import OOM, TRACEBACK, with_oom_evidence
+from gpu_tui.core.trainlog.frames import last_frame
 from gpu_tui.core.trainlog.read import summarize
 from gpu_tui.core.trainlog.series import PROGRESS_FIELDS
 from gpu_tui.core.trainlog.series_decode import RunLast, split_last
@@ -63,7 +64,9 @@ __all__ = [
     "list_facts",
     "validate_request",
     "info_with_summary",
-    "fit_of_oom",
+    "FailureNotes",
+    "failure_notes",
+    "with_notes",
 ]
 
 # stop: SIGINT lets training loops save a checkpoint; TERM, then KILL, if they do not exit in time
@@ -177,15 +180,30 @@ async def _with_log(host: Host, inst: InstanceConfig, f: JobFacts, window: int =
     last, log_end = split_last(res.stdout)
     summary = summarize(log_end, from_start=f.log_bytes <= window, charset=f.charset)
     info = info_with_summary(f, summary, last, window=window)
-    return replace(info, oom_fit=fit_of_oom(f, summary, log_end)) if summary.failure else info
+    return with_notes(info, failure_notes(f, summary, log_end))
 
 
-def fit_of_oom(f: JobFacts, summary: LogSummary, log: bytes) -> OomFit | None:
-    """What `gpu-tui fit` says of the model a job names (its command, else `log`, the window
-    `summary` read), where that log shows the job ran out of GPU memory; else None."""
-    if summary.failure is None or not summary.failure.startswith(OOM):
-        return None
-    return oom_fit(str(f.request.get("command") or ""), decode_log(log, f.charset))
+FailureNotes = tuple[OomFit | None, str | None]
+"""(what `gpu-tui fit` says of an OOM job's model, the traceback's last frame)."""
+
+
+def failure_notes(f: JobFacts, summary: LogSummary, log: bytes) -> FailureNotes:
+    """What the log `summary` read (`log`, its window) says beyond the failure's kind: for an OOM,
+    what fit says of the model the job names (its command, else the log); for a traceback, its
+    last frame in the job's own code."""
+    failure = summary.failure
+    if failure is None:
+        return None, None
+    if failure.startswith(OOM):
+        return oom_fit(str(f.request.get("command") or ""), decode_log(log, f.charset)), None
+    if failure.startswith(TRACEBACK):
+        return None, last_frame(decode_log(log, f.charset))
+    return None, None
+
+
+def with_notes(info: JobInfo, notes: FailureNotes) -> JobInfo:
+    fit, frame = notes
+    return replace(info, oom_fit=fit, frame=frame) if fit is not None or frame is not None else info
 
 
 def summary_command(job_dir: str, window: int) -> str:

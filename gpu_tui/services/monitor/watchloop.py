@@ -21,13 +21,12 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from importlib import resources
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.autostop import parse_status
 from gpu_tui.core.errors import RemoteError
-from gpu_tui.core.fit.oomfit import OomFit
 from gpu_tui.core.jobs import JobFacts, JobInfo, job_state, parse_job_listing
 from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.metrics.hoststats import CpuTimes, parse_probe
@@ -37,7 +36,7 @@ from gpu_tui.core.trainlog.summary import LogSummary
 from gpu_tui.remote.host import DuplexStream, Host
 from gpu_tui.remote.quoting import fill_script, sh_c
 from gpu_tui.services.events import HostStatsReceived, ProcessesReceived
-from gpu_tui.services.jobs.runner import fit_of_oom, info_with_summary
+from gpu_tui.services.jobs.runner import FailureNotes, failure_notes, info_with_summary, with_notes
 from gpu_tui.services.jobs.watch import AutostopReceived, JobFinished, JobsReceived
 from gpu_tui.services.statedir import shell_state_dir
 
@@ -145,7 +144,7 @@ class WatchLoop:
         self._states: dict[str, str] | None = None
         self._facts: list[JobFacts] = []
         self._summaries: dict[str, LogSummary] = {}
-        self._fits: dict[str, OomFit | None] = {}  # what fit says of an OOM job's model, per log read
+        self._notes: dict[str, FailureNotes] = {}  # beyond a failure's kind, per log read
         self._prev_cpu: CpuTimes | None = None
         self._disk: str | None = None
 
@@ -289,12 +288,12 @@ class WatchLoop:
                 summary = summarize(data, from_start=len(data) < LOG_WINDOW, charset=charsets.get(job_id))
                 self._summaries[job_id] = summary
                 job = facts.get(job_id)
-                self._fits[job_id] = fit_of_oom(job, summary, data) if job is not None else None
+                self._notes[job_id] = failure_notes(job, summary, data) if job is not None else (None, None)
         if rec.jobs is not None:
             known = {f.id for f in self._facts}
             for job_id in [j for j in self._summaries if j not in known]:
                 del self._summaries[job_id]  # pruned
-                self._fits.pop(job_id, None)
+                self._notes.pop(job_id, None)
         if rec.jobs is not None or rec.logs:
             self._jobs()
 
@@ -303,8 +302,8 @@ class WatchLoop:
         for f in self._facts:
             summary = self._summaries.get(f.id)
             info = info_with_summary(f, summary) if summary is not None else JobInfo(f, *job_state(f))
-            fit = self._fits.get(f.id)
-            infos.append(replace(info, oom_fit=fit) if fit is not None else info)
+            notes = self._notes.get(f.id)
+            infos.append(with_notes(info, notes) if notes is not None else info)
         previous = self._states
         self._states = {i.id: i.state for i in infos}
         self._emit(JobsReceived(self.name, tuple(infos)))

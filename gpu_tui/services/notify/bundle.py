@@ -26,10 +26,12 @@ ROOTS = (
     "gpu_tui.core.trainlog.read",
     "gpu_tui.core.trainlog.failures",
     "gpu_tui.core.trainlog.hints",
+    "gpu_tui.core.trainlog.frames",
     "gpu_tui.core.fit.oomfit",
 )
 """What the sender calls: `read.summarize` (failure, last loss), `failures` alone (python < 3.11),
-and for the lines under a failure's hint `hints.disk_full_text` and `oomfit` (what fit says)."""
+and for the lines under a failure's hint `hints` (the full disk, the last frame), `frames` and
+`oomfit` (what fit says)."""
 _CORE = "gpu_tui.core."
 
 

@@ -27,7 +27,7 @@ from gpu_tui.core.fit.oomfit import TEXTS as OOM_FIT_TEXTS
 from gpu_tui.core.i18n import LANGUAGES, _, using
 from gpu_tui.core.notify.urls import INSTANCE_SCHEMES, Unsupported, mask, request_for, scheme_of, support_reason
 from gpu_tui.core.trainlog.failures import KILLED, OUT_OF_HOST_MEMORY
-from gpu_tui.core.trainlog.hints import DISK_TEXT, hint_for, hint_table
+from gpu_tui.core.trainlog.hints import DISK_TEXT, FRAME_TEXT, hint_for, hint_table
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import fill_script, sh_c
 from gpu_tui.services.notify.bundle import portable_core, sender_files, sh_target_files
@@ -136,7 +136,7 @@ def messages(instance: str) -> dict[str, str]:
 def evidence_texts() -> dict[str, str]:
     """{English: in the language in force} of what the sender says under a failure's hint (what
     fit says of an OOM job's model, the full disk): the shipped core says them through this table."""
-    return {text: _(text) for text in (*OOM_FIT_TEXTS, DISK_TEXT)}
+    return {text: _(text) for text in (*OOM_FIT_TEXTS, DISK_TEXT, FRAME_TEXT)}
 
 
 def targets_document(

@@ -142,10 +142,11 @@ def with_evidence(state: str, reason: Optional[str], evidence: Optional[str]) ->
 
 
 def evidence_lines(conf: Dict[str, Any], state: str, job_dir: str, reason: str, log: str) -> List[str]:
-    """Under the hint, what the instance can tell of the failure (as `jobs` says it): what `gpu-tui
-    fit` says of an OOM job's model, which disk is full. gpu-tui's own core says them (bin/notify-v1-core),
-    in the user's language through targets.json `texts`; a python too old for it says nothing more."""
-    if not reason.startswith("CUDA out of memory") and reason != "No space left on device":
+    """Under the hint, what the instance can tell of the failure, as `jobs` says it: what
+    `gpu-tui fit` says of an OOM job's model, which disk is full, the traceback's last frame.
+    gpu-tui's own core says them (bin/notify-v1-core), in the user's language through
+    targets.json `texts`; a python too old for it says nothing more."""
+    if not reason.startswith(("CUDA out of memory", "Traceback")) and reason != "No space left on device":
         return []
     try:
         import gettext
@@ -158,8 +159,11 @@ def evidence_lines(conf: Dict[str, Any], state: str, job_dir: str, reason: str, 
 
         i18n = importlib.import_module("gpu_tui_i18n")
         with i18n.using(Texts(), str(conf.get("language") or "en")):
+            hints = importlib.import_module("gpu_tui_trainlog_hints")
+            if reason.startswith("Traceback"):
+                frame = importlib.import_module("gpu_tui_trainlog_frames").last_frame(log)
+                return [hints.frame_text(frame)] if frame else []
             if reason == "No space left on device":
-                hints = importlib.import_module("gpu_tui_trainlog_hints")
                 disk = hints.disk_full(read(os.path.join(job_dir, "disk_full")).strip())
                 return [hints.disk_full_text(disk)] if disk is not None else []
             oomfit = importlib.import_module("gpu_tui_fit_oomfit")

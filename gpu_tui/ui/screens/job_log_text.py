@@ -12,8 +12,8 @@ from rich.text import Text
 from gpu_tui.core.fit.oomfit import oom_fit_text
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
-from gpu_tui.core.trainlog.failures import NO_SPACE, OOM
-from gpu_tui.core.trainlog.hints import disk_full, disk_full_text, hint_for
+from gpu_tui.core.trainlog.failures import NO_SPACE, OOM, TRACEBACK
+from gpu_tui.core.trainlog.hints import disk_full, disk_full_text, frame_text, hint_for
 from gpu_tui.core.trainlog.model import Progress
 from gpu_tui.core.units import format_eta_s, format_money, format_percent
 from gpu_tui.services.fleet import InstanceView
@@ -95,6 +95,9 @@ def hint_text(reading: LogUpdate | None, job: JobInfo) -> Text:
     fit = (reading.oom_fit if reading is not None else None) or job.oom_fit
     if fit is not None and failure is not None and failure.startswith(OOM):
         hint += "\n" + oom_fit_text(fit)
+    frame = (reading.frame if reading is not None else None) or job.frame
+    if frame is not None and failure is not None and failure.startswith(TRACEBACK):
+        hint += "\n" + frame_text(frame)
     disk = disk_full(job.facts.disk_full) if failure == NO_SPACE else None
     if disk is not None:
         hint += "\n" + disk_full_text(disk)
