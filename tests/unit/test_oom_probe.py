@@ -48,7 +48,7 @@ def test_v2_the_jobs_own_cgroup_its_kills_and_the_tightest_limit_above_it(tmp_pa
     found, limit = out.splitlines()
     assert found == str(leaf)
     assert limit == f"{384 << 20} cgroup"
-    assert run(f"oom_kills {leaf} | cut -d' ' -f1") == "3"
+    assert run(f"oom_kills {leaf}") == "3"
 
 
 def test_v2_in_a_container_the_namespace_root_is_the_cgroup(tmp_path: Path) -> None:
@@ -71,7 +71,7 @@ def test_v1_a_hybrid_machine_reads_the_memory_controllers_file(tmp_path: Path) -
     out = run(f'd=$(oom_dir {tmp_path} {tmp_path}/self.cgroup); echo "$d"; oom_limit "$d" {tmp_path}')
     found, limit = out.splitlines()
     assert found == str(leaf) and limit == f"{256 << 20} cgroup"
-    assert run(f"oom_kills {leaf} | cut -d' ' -f1") == "2"
+    assert run(f"oom_kills {leaf}") == "2"
 
 
 def test_no_limit_anywhere_is_the_hosts_ram(tmp_path: Path) -> None:
@@ -86,15 +86,16 @@ def test_no_limit_anywhere_is_the_hosts_ram(tmp_path: Path) -> None:
 def test_no_memory_cgroup_counts_zero_and_still_names_the_ram(tmp_path: Path) -> None:
     write(tmp_path / "self.cgroup", "0::/\n")
     assert run(f'd=$(oom_dir {tmp_path} {tmp_path}/self.cgroup); echo "[$d]"') == "[]"
-    assert run('oom_kills ""').split()[0] == "0"
+    # no cgroup: the kernel log's count (whatever this machine's is, a number)
+    assert run('oom_kills ""').isdigit()
     assert run(f'oom_limit "" {tmp_path}').endswith(" host")
 
 
 @pytest.mark.parametrize(
     ("before", "after", "more"),
-    [("0 0", "1 0", True), ("0 4", "0 5", True), ("2 4", "2 4", False), ("2 9", "2 3", False), ("x", "1 1", False)],
+    [("0", "1", True), ("4", "5", True), ("4", "4", False), ("9", "3", False), ("x", "1", False)],
 )
-def test_a_rise_in_either_count_is_evidence(before: str, after: str, more: bool) -> None:
+def test_a_rise_in_the_count_is_evidence(before: str, after: str, more: bool) -> None:
     assert run(f'oom_more "{before}" "{after}" && echo yes || echo no') == ("yes" if more else "no")
 
 

@@ -25,8 +25,10 @@ if [ -f "$state/bin/series-v1.sh" ]; then
 fi
 # --- OOM-killer evidence (issue 25): a job killed with nothing in its log was most often killed
 # for memory. The memory cgroup counts its OOM kills (v2 memory.events, v1 memory.oom_control;
-# v1 counts only the cgroup the victim is in, which is the runner's: the job inherits it), and a
-# readable kernel log names them. Counted before and after the job; a rise writes JOBDIR/oom_kill.
+# v1 counts only the cgroup the victim is in, which is the runner's: the job inherits it); where
+# no memory cgroup is readable, a readable kernel log's `Killed process` lines (machine-wide, so
+# only then: another tenant's kill must not be the job's). Counted before and after the job; a
+# rise writes JOBDIR/oom_kill.
 # $1: where cgroups are mounted, $2: this process's cgroup file
 oom_dir() {
   o_v2=$(sed -n 's/^0:://p' "$2" 2>/dev/null)
@@ -35,17 +37,18 @@ oom_dir() {
     if [ -r "$o_c/memory.events" ] || [ -r "$o_c/memory.oom_control" ]; then echo "$o_c"; return; fi
   done
 }
-# "CGROUP_KILLS KERNEL_LOG_KILLS" so far; $1: oom_dir's answer (may be empty)
+# the OOM kills counted so far: the cgroup's in $1 (oom_dir's answer), else the kernel log's
 oom_kills() {
-  o_n=
-  [ -n "$1" ] && o_n=$(cat "$1/memory.events" "$1/memory.oom_control" 2>/dev/null | sed -n 's/^oom_kill //p' | head -n 1)
-  o_k=$(dmesg 2>/dev/null | grep -c 'Killed process')
-  echo "${o_n:-0} ${o_k:-0}"
+  if [ -n "$1" ]; then
+    o_n=$(cat "$1/memory.events" "$1/memory.oom_control" 2>/dev/null | sed -n 's/^oom_kill //p' | head -n 1)
+  else
+    o_n=$(dmesg 2>/dev/null | grep -c 'Killed process')
+  fi
+  echo "${o_n:-0}"
 }
-# did $2 ("N K") count more kills than $1?
+# did $2 count more kills than $1?
 oom_more() {
-  set -- $1 $2
-  [ "$3" -gt "$1" ] 2>/dev/null || [ "$4" -gt "$2" ] 2>/dev/null
+  [ "$2" -gt "$1" ] 2>/dev/null
 }
 # "BYTES cgroup" (the tightest memory limit from the job's cgroup up to $2) or "BYTES host" (RAM)
 oom_limit() {
