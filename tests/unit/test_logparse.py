@@ -285,6 +285,8 @@ def test_oom_phrasings(line: str) -> None:
         "    raise ConnectionError(e, request=request)",
         "a Bus error handler is installed",
         "  exitcode  : 1 (pid: 8158)",
+        "press ^C to stop",
+        "bash: syntax error near ^Cx",
     ],
 )
 def test_failure_look_alikes(line: str) -> None:
@@ -364,6 +366,9 @@ def test_failure_look_alikes(line: str) -> None:
             " file on the Hub",
             "network",
         ),
+        # the user's own Ctrl+C, as a terminal echoes it at a line's start
+        ("^C[2024-05-26 15:06:40,046] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 22523", "interrupted"),
+        ("^C", "interrupted"),
         # the user's own Ctrl+C, as Lightning reports it
         (
             "/opt/conda/lib/python3.10/site-packages/lightning/pytorch/trainer/call.py:53: UserWarning: Detected"
@@ -733,3 +738,10 @@ def test_eval_line_loss_is_not_the_training_loss() -> None:
     )
     assert s.last_loss == 0.5411 and s.last_eval_loss == 0.1036
     assert s.progress is not None and s.progress.bar_percent == 100.0
+
+
+def test_a_trainer_dict_with_a_global_step_is_the_runs_step() -> None:
+    """PaddleNLP's trainer dicts carry the run's step as `global_step`, with no bar on the line."""
+    info = parse_line("{'loss': 0.1252, 'learning_rate': 4e-05, 'global_step': 200, 'epoch': 2.67}")
+    assert info.progress is not None and (info.progress.step, info.progress.scope) == (200, "run")
+    assert info.metrics["loss"] == 0.1252

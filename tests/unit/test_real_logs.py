@@ -46,6 +46,31 @@ IDS = [f"{p.parent.name}/{p.stem}" for p in CASES]
 # (case id, field): what the parser still reads wrong, and why.
 KNOWN_MISSES: dict[tuple[str, str], str] = {
     (
+        "axolotl/axolotl-1813-wrapped-loss-dict-epoch0",
+        "metrics.epoch",
+    ): "the dict is hard-wrapped by the terminal inside `'epoch': \\n0.0}`",
+    (
+        "colossalai/colossalai-1400-legacy-trainer-epoch5-rich-info",
+        "inner_percent",
+    ): "ColossalAI's legacy trainer draws a rich bar, which is not read",
+    (
+        "colossalai/colossalai-1400-legacy-trainer-epoch5-rich-info",
+        "metrics.tflops",
+    ): "`TFLOPS: 7.6092` inside a rich log line's columns",
+    (
+        "deepspeed/ds-launcher-steps-then-ctrl-c-sigkill-handler",
+        "epoch",
+    ): "`Epoch: [0],Step [4/5]` (no space after the comma): read as the step counter only",
+    (
+        "lightning/tsai-s12-epoch23-max-epochs-24-test-bar",
+        "percent",
+    ): "a notebook's output: the bar's percent and its label are on separate lines",
+    (
+        "lightning/tsai-s12-epoch23-max-epochs-24-test-bar",
+        "last_loss",
+    ): "the latest is `loss/train_step`; a person reads the epoch's `loss/train_epoch`",
+    ("lightning/tsai-s12-epoch23-max-epochs-24-test-bar", "metrics.v_num"): "v_num: deliberately not a metric",
+    (
         "bus-error/pipedream-epoch-then-bus-error-traceback",
         "metrics.epoch_seconds",
     ): "`Epoch 0: 6843.771 seconds` is read as a clock-like `time`, not a duration named for the epoch",

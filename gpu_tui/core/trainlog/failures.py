@@ -140,6 +140,10 @@ _NETWORK = re.compile(
     r"|Max retries exceeded with url: https?://([^/\s:'\"]+)|couldn't connect to '?https?://([^/\s:'\"]+)"
     r"|Connection timed out|Network is unreachable|Temporary failure in name resolution))"
 )
+# The user's Ctrl+C where no traceback says it: Lightning's `UserWarning: Detected KeyboardInterrupt,
+# attempting graceful shutdown...`, a terminal's echo `^C` opening the line (a log saved from a
+# terminal: `^C[2024-05-26 15:06:40,046] [INFO] [launch.py:315:sigkill_handler] Killing ...`).
+_INTERRUPTED = re.compile(r".*\bDetected KeyboardInterrupt, attempting graceful shutdown|\^C(?:$|[\s\[])")
 # PyTorch's `RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.` (host OOM killer).
 _WORKER_KILLED = re.compile(r".*DataLoader worker \(pid \d+\) is killed by signal: Killed")
 # Slurm `slurmstepd: error: *** JOB 123 ON node1 CANCELLED AT 2024-05-01T12:00:00 DUE TO TIME
@@ -314,10 +318,7 @@ _FAILURE_FORMS: tuple[tuple[tuple[str, ...], Callable[[str], str | None]], ...] 
         ),
         _network,
     ),
-    (
-        ("Detected KeyboardInterrupt",),
-        _fixed(INTERRUPTED, re.compile(r".*\bDetected KeyboardInterrupt, attempting graceful shutdown")),
-    ),
+    (("Detected KeyboardInterrupt", "^C"), _fixed(INTERRUPTED, _INTERRUPTED)),
     (("MemoryError",), _memory),
     (("CANCELLED AT", "PBS: job killed", "TERM_RUNLIMIT"), _scheduler),
     (("oom_kill", "OOM Killed", "Killed process"), _fixed(OUT_OF_HOST_MEMORY, _HOST_OOM)),

@@ -48,6 +48,7 @@ Known limits:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -328,9 +329,12 @@ def parse_line(line: str, *, prefilter: bool = True) -> LineInfo:
     if "loss" in metrics and body.startswith(_EVAL_LABELS):
         # timm / DeiT validation `Test: [  29/29]  ...  Loss:  0.1036 (0.1876)`: a held-out loss
         metrics[body[: body.index(":")].lower() + "_loss"] = metrics.pop("loss")
-    if progress is not None and progress.global_step is None and "global_step" in metrics:
-        # Lightning/NeMo postfix `global_step=3.2e+4`: the run's step next to the epoch's bar
-        progress = replace(progress, global_step=int(metrics["global_step"]))
+    if "global_step" in metrics and math.isfinite(metrics["global_step"]):
+        if progress is None:  # PaddleNLP's trainer dicts `{'loss': 0.12, ..., 'global_step': 200}`
+            progress = Progress(step=int(metrics["global_step"]), scope="run")
+        elif progress.global_step is None:
+            # Lightning/NeMo postfix `global_step=3.2e+4`: the run's step next to the epoch's bar
+            progress = replace(progress, global_step=int(metrics["global_step"]))
     if failure is None and metrics:
         failure = nonfinite_loss(metrics, is_loss_key)
     if progress is None and not metrics and failure is None and columns is None:

@@ -99,6 +99,9 @@ def eval_loss(metrics: Mapping[str, float]) -> float | None:
     return None
 
 
+_DRAWN = ("bar", "yolo", "steps")  # scopes only a bar's own line has (core/trainlog/bars)
+
+
 def _short(text: str) -> str:
     return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 1] + "…"
 
@@ -294,12 +297,15 @@ class LogSummary:
 
     def set_live(self, lines: Iterable[str]) -> None:
         """The rows still being redrawn: they set `progress` and `last_loss`, nothing else
-        (they are partial or will come again as events)."""
+        (they are partial or will come again as events). Only a drawn bar moves the progress: a
+        counter read off a row cut short mid-write (`[Epoch 5 / Train]: 100%|██| 1/1 ` before its
+        `[00:00<...]`) would say another thing than the whole line."""
         bar: Progress | None = None
         for line in lines:
             info = self._table.apply(line, parse_line(line))
-            if info.progress is not None and bar is None:
-                bar = info.progress
+            p = info.progress
+            if p is not None and bar is None and (p.elapsed_seconds is not None or p.scope in _DRAWN):
+                bar = p
             if info.metrics:
                 self._take_metrics(info, series=False)
         if bar is not None:
