@@ -1,0 +1,172 @@
+"""A lab's GPUs as its Prometheus holds them (issue 26): NVIDIA dcgm-exporter's series, read with
+one instant query per metric for every node, turned into what an instance's nvidia-smi gives.
+
+dcgm-exporter's documented names (its default-counters.csv): `DCGM_FI_DEV_GPU_UTIL` (%),
+`DCGM_FI_DEV_FB_USED` / `DCGM_FI_DEV_FB_FREE` (MiB; the card's total is their sum),
+`DCGM_FI_DEV_POWER_USAGE` (W), `DCGM_FI_DEV_GPU_TEMP` (°C), `DCGM_FI_DEV_XID_ERRORS` (the last
+Xid, 0 for none); labels `gpu` (the index), `UUID`, `modelName`, `Hostname` (the node),
+`device`, and on Kubernetes `pod` / `namespace`. `up` is Prometheus's own: 0 is an exporter it
+could not scrape.
+
+A sample that is NaN or not a number is "not available" (None), never 0. A node is named by its
+`Hostname` label, else its scrape target (`instance` without the port).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gpu_tui.core.models import GpuSample
+
+__all__ = [
+    "METRICS",
+    "NodeReading",
+    "PromAnswerError",
+    "fleet",
+    "node_of",
+    "queries",
+    "vector",
+]
+
+METRICS = {
+    "util": "DCGM_FI_DEV_GPU_UTIL",
+    "fb_used": "DCGM_FI_DEV_FB_USED",
+    "fb_free": "DCGM_FI_DEV_FB_FREE",
+    "power": "DCGM_FI_DEV_POWER_USAGE",
+    "temp": "DCGM_FI_DEV_GPU_TEMP",
+    "xid": "DCGM_FI_DEV_XID_ERRORS",
+}
+"""What is asked, one instant query each for every node at once."""
+
+
+class PromAnswerError(ValueError):
+    """Prometheus answered something other than a vector: its own error words, or garbage."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeReading:
+    """One node at one refresh: its GPUs, whether its exporter was scraped, and its Xids."""
+
+    name: str
+    gpus: tuple[GpuSample, ...] = ()
+    up: bool | None = None
+    """Prometheus's `up` for the node's exporter: False where the last scrape failed; None unknown."""
+    xids: Mapping[int, int] = field(default_factory=dict)
+    """{GPU index: the last Xid} for GPUs whose last Xid is not 0."""
+
+
+_KEEP = "Hostname, instance, gpu, UUID, modelName"
+
+
+def queries(match: str = "") -> dict[str, str]:
+    """{key: PromQL} of one refresh; `match` a label selector such as `{cluster="a"}` (braces
+    optional), applied to every metric and to `up`."""
+    inner = match.strip()
+    if inner.startswith("{") and inner.endswith("}"):
+        inner = inner[1:-1].strip()
+    sel = "{" + inner + "}" if inner else ""
+    # only the labels read here come back (a series of dcgm-exporter carries ten or more)
+    out = {key: f"max by ({_KEEP}) ({name}{sel})" for key, name in METRICS.items()}
+    out["up"] = "up" + sel
+    # which exporter (`instance`) is which node, over the last hour: a node whose exporter went
+    # down keeps its name (its series are gone from an instant query the moment a scrape fails)
+    out["names"] = f"group by (instance, Hostname) (last_over_time({METRICS['util']}{sel}[1h]))"
+    return out
+
+
+def vector(body: bytes) -> list[tuple[dict[str, str], float | None]]:
+    """An instant query's answer (`/api/v1/query`) as (labels, value); a NaN or an unreadable
+    value is None. PromAnswerError for an error answer or one that is not a vector."""
+    try:
+        doc = json.loads(body)
+    except ValueError as exc:
+        raise PromAnswerError(f"not JSON: {body[:80]!r}") from exc
+    if not isinstance(doc, dict):
+        raise PromAnswerError("not a JSON object")
+    if doc.get("status") != "success":
+        raise PromAnswerError(f"{doc.get('errorType') or 'error'}: {doc.get('error') or 'no reason given'}")
+    data = doc.get("data")
+    if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
+        raise PromAnswerError("the answer is not an instant vector")
+    out: list[tuple[dict[str, str], float | None]] = []
+    for item in data["result"]:
+        if not isinstance(item, dict) or not isinstance(item.get("metric"), dict):
+            continue
+        labels = {str(k): str(v) for k, v in item["metric"].items()}
+        pair = item.get("value")
+        value: float | None = None
+        if isinstance(pair, list) and len(pair) == 2:
+            try:
+                value = float(pair[1])
+            except (TypeError, ValueError):
+                value = None
+        out.append((labels, value if value is not None and math.isfinite(value) else None))
+    return out
+
+
+def node_of(labels: Mapping[str, str]) -> str | None:
+    """The node a series is of: its `Hostname`, else its target's host."""
+    host = labels.get("Hostname") or labels.get("instance")
+    if not host:
+        return None
+    if "Hostname" not in labels and host.rsplit(":", 1)[-1].isdigit():
+        host = host.rsplit(":", 1)[0]
+    return host
+
+
+def _num(row: Mapping[str, object], key: str) -> float | None:
+    value = row.get(key)
+    return value if isinstance(value, float) else None
+
+
+def _int(value: float | None) -> int | None:
+    return None if value is None else round(value)
+
+
+def fleet(answers: Mapping[str, list[tuple[dict[str, str], float | None]]]) -> dict[str, NodeReading]:
+    """{node: its reading} from one refresh's answers ({key of `queries`: vector}). `up` names
+    only the exporter (`instance`): the `names` answer and the GPU series say which node it is."""
+    host_of: dict[str, str] = {}
+    for key in ("names", *METRICS):
+        for labels, _value in answers.get(key, []):
+            node, instance = node_of(labels), labels.get("instance")
+            if node is not None and instance:
+                host_of[instance] = node
+    per_gpu: dict[tuple[str, int], dict[str, object]] = {}
+    for key in METRICS:
+        for labels, value in answers.get(key, []):
+            node, gpu = node_of(labels), labels.get("gpu", "")
+            if node is None or not gpu.isdigit():
+                continue
+            row = per_gpu.setdefault((node, int(gpu)), {"uuid": labels.get("UUID"), "name": labels.get("modelName")})
+            row[key] = value
+    ups: dict[str, bool] = {}
+    for labels, value in answers.get("up", []):
+        node = host_of.get(labels.get("instance", "")) or node_of(labels)
+        if node is not None and value is not None:
+            ups[node] = ups.get(node, False) or value >= 1
+    nodes: dict[str, list[GpuSample]] = {}
+    xids: dict[str, dict[int, int]] = {}
+    for (node, index), row in sorted(per_gpu.items()):
+        used, free = _num(row, "fb_used"), _num(row, "fb_free")
+        uuid, name = row.get("uuid"), row.get("name")
+        nodes.setdefault(node, []).append(
+            GpuSample(
+                index=index,
+                uuid=uuid if isinstance(uuid, str) else None,
+                name=name if isinstance(name, str) else None,
+                utilization_gpu=_int(_num(row, "util")),
+                memory_used_mib=_int(used),
+                memory_total_mib=_int(used + free) if used is not None and free is not None else None,
+                temperature_c=_int(_num(row, "temp")),
+                power_draw_w=_num(row, "power"),
+            )
+        )
+        xid = _num(row, "xid")
+        if xid is not None and xid > 0:
+            xids.setdefault(node, {})[index] = round(xid)
+    names = sorted(set(nodes) | set(ups))
+    return {n: NodeReading(n, tuple(nodes.get(n, ())), ups.get(n), xids.get(n, {})) for n in names}

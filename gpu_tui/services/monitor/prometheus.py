@@ -1,0 +1,90 @@
+"""A lab's fleet read from the Prometheus it already runs (issue 26; core/metrics/dcgm says what
+is asked and how the answers read): one refresh is one instant query per metric for every node,
+sent at once (never one per node), through the one HTTP client (services/providers/http).
+
+A bearer token or basic-auth password travels in the `Authorization` header only. Every way a
+refresh can fail is one line: Prometheus unreachable, a 401/403, a query it refuses (its own
+words), an answer that is not a vector.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
+from gpu_tui.core.i18n import _
+from gpu_tui.core.metrics.dcgm import NodeReading, PromAnswerError, fleet, queries, vector
+from gpu_tui.services.providers.http import NoAnswer, NotAUrl, fetch
+
+__all__ = ["PromSource", "PromRefresh", "read_fleet"]
+
+
+@dataclass(frozen=True, slots=True)
+class PromSource:
+    """Where a lab's Prometheus is, and which of its series are this fleet's."""
+
+    name: str
+    url: str
+    match: str = ""
+    """A label selector every query carries, `{cluster="a"}`."""
+    token: str | None = None
+    """A bearer token (from the keyring, never the config file)."""
+    user: str | None = None
+    password: str | None = None
+    """Basic auth (the password from the keyring)."""
+    timeout: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class PromRefresh:
+    nodes: dict[str, NodeReading]
+    queries: int
+    """Requests sent for this refresh."""
+    bytes: int
+    """Answer bytes received."""
+
+
+def _headers(source: PromSource) -> dict[str, str]:
+    if source.token:
+        return {"Authorization": f"Bearer {source.token}"}
+    if source.user is not None:
+        pair = f"{source.user}:{source.password or ''}".encode()
+        return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
+    return {}
+
+
+async def _query(source: PromSource, expr: str) -> tuple[list[tuple[dict[str, str], float | None]], int]:
+    url = source.url.rstrip("/") + "/api/v1/query?" + urlencode({"query": expr})
+    try:
+        answer = await fetch("GET", url, headers=_headers(source), timeout=source.timeout)
+    except NoAnswer as exc:
+        raise Unreachable(_("Prometheus {name}: {reason}").format(name=source.name, reason=exc.reason)) from None
+    except NotAUrl as exc:
+        raise RemoteError(
+            _("Prometheus {name}: {url} is not a URL ({reason})").format(name=source.name, url=source.url, reason=exc)
+        ) from None
+    if answer.status in (401, 403):
+        raise AuthFailed(
+            _("Prometheus {name} refused the credentials (HTTP {status}): check its token or password").format(
+                name=source.name, status=answer.status
+            )
+        )
+    try:
+        # 400 and 422 carry Prometheus's own words about a query it refused
+        rows = vector(answer.body)
+    except PromAnswerError as exc:
+        raise RemoteError(
+            _("Prometheus {name} (HTTP {status}): {reason}").format(name=source.name, status=answer.status, reason=exc)
+        ) from None
+    return rows, len(answer.body)
+
+
+async def read_fleet(source: PromSource) -> PromRefresh:
+    """One refresh: every node's GPUs, exporter state and Xids, as Prometheus holds them now."""
+    asked = queries(source.match)
+    answers = await asyncio.gather(*(_query(source, expr) for expr in asked.values()))
+    by_key = {key: rows for key, (rows, _size) in zip(asked, answers, strict=True)}
+    return PromRefresh(fleet(by_key), len(asked), sum(size for _rows, size in answers))

@@ -1,0 +1,117 @@
+"""A lab's fleet through a real Prometheus (issue 26's first slice): Debian's prometheus scrapes
+loopback stand-ins for dcgm-exporter every second, and services/monitor/prometheus reads every
+node with one query per metric. An exporter that goes down keeps its node's name, offline; NaN
+is not a reading; a bad address, a 401 and a refused query are one line each."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+from loophttp import LoopbackServer
+from promhelp import DcgmExporter, Prometheus, free_port, require_prometheus
+from waiting import until_sync
+
+from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
+from gpu_tui.services.monitor.prometheus import PromSource, read_fleet
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[Prometheus, dict[str, DcgmExporter]]]:
+    require_prometheus()
+    exporters = {name: DcgmExporter(name, gpus) for name, gpus in (("node-a", 8), ("node-b", 2), ("node-c", 1))}
+    prom = Prometheus(tmp_path / "prom", [e.target for e in exporters.values()], labels={"cluster": "a"})
+    try:
+        prom.wait_ready()
+        until_sync(
+            lambda: (
+                len([r for r in prom.query("up") if r["value"][1] == "1"]) == 3
+                and len(prom.query("DCGM_FI_DEV_GPU_UTIL")) == 11
+            ),
+            30,
+            what="prometheus to scrape the three exporters",
+            step=0.2,
+        )
+        yield prom, exporters
+    finally:
+        prom.stop()
+        for e in exporters.values():
+            e.stop()
+
+
+def read(prom: Prometheus, **kw: object):
+    return asyncio.run(read_fleet(PromSource("lab", prom.url, **kw)))  # type: ignore[arg-type]
+
+
+def test_every_node_in_one_query_per_metric(lab) -> None:
+    prom, _exporters = lab
+    got = read(prom)
+    assert got.queries == 8  # six metrics, up, the exporters' names: however many nodes
+    assert sorted(got.nodes) == ["node-a", "node-b", "node-c"]
+    a = got.nodes["node-a"]
+    assert a.up is True and [g.index for g in a.gpus] == list(range(8)) and a.xids == {}
+    g3 = a.gpus[3]
+    assert (g3.utilization_gpu, g3.memory_used_mib, g3.memory_total_mib) == (30, 4096, 81920)
+    assert (g3.power_draw_w, g3.temperature_c, g3.uuid, g3.name) == (
+        103.5,
+        43,
+        "GPU-node-a-0003",
+        "NVIDIA A100-SXM4-80GB",
+    )
+    assert got.bytes > 0
+
+
+def test_an_xid_nan_and_an_exporter_that_went_down(lab) -> None:
+    prom, exporters = lab
+    exporters["node-b"].values[1]["DCGM_FI_DEV_XID_ERRORS"] = 79.0  # fell off the bus
+    exporters["node-c"].values[0]["DCGM_FI_DEV_POWER_USAGE"] = "NaN"
+    until_sync(lambda: read(prom).nodes["node-b"].xids == {1: 79}, 30, what="the Xid scraped", step=0.3)
+    # each exporter is scraped on its own second: wait for node-c's scrape too
+
+    def c_power() -> float | None:
+        return read(prom).nodes["node-c"].gpus[0].power_draw_w
+
+    until_sync(lambda: c_power() != 100.5, 30, what="node-c's NaN scraped", step=0.3)
+    assert c_power() is None  # not 0.0: no reading
+    exporters["node-c"].stop()
+    until_sync(lambda: read(prom).nodes["node-c"].up is False, 30, what="node-c's exporter down", step=0.3)
+    c = read(prom).nodes["node-c"]
+    assert c.name == "node-c" and c.gpus == ()  # listed under the name it had, offline
+
+
+def test_a_label_selector_picks_the_fleet(lab) -> None:
+    prom, _exporters = lab
+    assert sorted(read(prom, match='{cluster="a"}').nodes) == ["node-a", "node-b", "node-c"]
+    assert read(prom, match='cluster="b"').nodes == {}
+
+
+def test_bad_input_is_one_line(lab, tmp_path: Path) -> None:
+    prom, _exporters = lab
+    with pytest.raises(RemoteError) as refused:
+        read(prom, match="{cluster=}")
+    assert "Prometheus lab (HTTP 400): bad_data:" in refused.value.line()
+    with pytest.raises(Unreachable):
+        asyncio.run(read_fleet(PromSource("lab", f"http://127.0.0.1:{free_port()}", timeout=3)))
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = LoopbackServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(AuthFailed) as auth:
+            asyncio.run(read_fleet(PromSource("lab", f"http://127.0.0.1:{server.server_address[1]}", token="s3cret")))
+        assert "refused the credentials (HTTP 401)" in auth.value.line() and "s3cret" not in auth.value.line()
+    finally:
+        server.shutdown()
+        server.server_close()

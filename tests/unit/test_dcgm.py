@@ -1,0 +1,70 @@
+"""core/metrics/dcgm: Prometheus's instant-query answers (as its HTTP API documents them) read as
+nodes and GPUs; the real Prometheus is tests/integration/test_prometheus.py's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpu_tui.core.metrics.dcgm import PromAnswerError, fleet, node_of, queries, vector
+
+
+def answer(*series: tuple[dict[str, str], str]) -> bytes:
+    result = [{"metric": m, "value": [1733140000.123, v]} for m, v in series]
+    return json.dumps({"status": "success", "data": {"resultType": "vector", "result": result}}).encode()
+
+
+def test_one_query_per_metric_with_the_selector() -> None:
+    q = queries('{cluster="a"}')
+    keep = "Hostname, instance, gpu, UUID, modelName"
+    assert q["util"] == f'max by ({keep}) (DCGM_FI_DEV_GPU_UTIL{{cluster="a"}})' and q["up"] == 'up{cluster="a"}'
+    assert queries('cluster="a"') == q and queries()["fb_used"] == f"max by ({keep}) (DCGM_FI_DEV_FB_USED)"
+    assert 'last_over_time(DCGM_FI_DEV_GPU_UTIL{cluster="a"}[1h])' in q["names"]
+
+
+def test_nan_and_garbage_values_are_not_readings() -> None:
+    rows = vector(answer(({"gpu": "0"}, "NaN"), ({"gpu": "1"}, "+Inf"), ({"gpu": "2"}, "x"), ({"gpu": "3"}, "7")))
+    assert [v for _, v in rows] == [None, None, None, 7.0]
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b'{"status":"error","errorType":"bad_data","error":"parse error at char 9"}', "bad_data: parse error"),
+        (b"<html>proxy</html>", "not JSON"),
+        (b'{"status":"success","data":{"resultType":"matrix","result":[]}}', "not an instant vector"),
+    ],
+)
+def test_an_answer_that_is_no_vector_says_why(body: bytes, words: str) -> None:
+    with pytest.raises(PromAnswerError, match=words):
+        vector(body)
+
+
+def test_nodes_by_hostname_and_an_exporter_down_by_its_instance() -> None:
+    a = {"Hostname": "node-a", "instance": "10.0.0.1:9400", "gpu": "0", "UUID": "GPU-1", "modelName": "H100"}
+    b = {"Hostname": "node-b", "instance": "10.0.0.2:9400"}
+    answers = {
+        "util": vector(answer((a, "97"))),
+        "fb_used": vector(answer((a, "70000"))),
+        "fb_free": vector(answer((a, "11559"))),
+        "xid": vector(answer((a, "79"))),
+        "names": vector(answer((a, "1"), (b, "1"))),
+        "up": vector(answer(({"instance": "10.0.0.1:9400"}, "1"), ({"instance": "10.0.0.2:9400"}, "0"))),
+    }
+    nodes = fleet(answers)
+    assert sorted(nodes) == ["node-a", "node-b"]
+    gpu = nodes["node-a"].gpus[0]
+    assert (gpu.utilization_gpu, gpu.memory_used_mib, gpu.memory_total_mib, gpu.power_draw_w) == (
+        97,
+        70000,
+        81559,
+        None,
+    )
+    assert nodes["node-a"].up is True and nodes["node-a"].xids == {0: 79}
+    assert nodes["node-b"].up is False and nodes["node-b"].gpus == ()
+
+
+def test_a_node_without_a_hostname_is_its_target_host() -> None:
+    assert node_of({"instance": "gpu-07:9400"}) == "gpu-07"
+    assert node_of({"Hostname": "n1", "instance": "x:1"}) == "n1" and node_of({}) is None
