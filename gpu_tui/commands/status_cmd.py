@@ -19,7 +19,8 @@ from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.billing import Billing
 from gpu_tui.services.hosts import build_ssh_host
-from gpu_tui.services.status import InstanceStatus, collect_status, status_json
+from gpu_tui.services.monitor.prometheus import PromSource
+from gpu_tui.services.status import InstanceStatus, collect_status, prometheus_status, status_json
 
 __all__ = ["run_status", "format_table", "record_uptimes"]
 
@@ -111,7 +112,8 @@ def record_uptimes(statuses: list[InstanceStatus], paths: Paths, instances: Iter
 
 def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     instances = [settings.instance(n) for n in args.names] if args.names else list(settings.instances)
-    if not instances:
+    labs = {} if args.names else settings.prometheus  # a lab's nodes: every one, as the dashboard will
+    if not instances and not labs:
         sys.stderr.write(
             "gpu-tui: "
             + _("no instances configured in {path}; add one (see config.example.toml) or try `gpu-tui demo`").format(
@@ -122,9 +124,26 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
         return EXIT_USAGE
     secrets = SecretStore()
     hosts = [(build_ssh_host(i, settings, paths, secrets), i.hourly_rate) for i in instances]
-    statuses = asyncio.run(collect_status(hosts, overall_timeout=settings.settings.connect_timeout_seconds + 20))
-    record_uptimes(statuses, paths, instances)
+    timeout = settings.settings.connect_timeout_seconds
+
+    async def everything() -> list[InstanceStatus]:
+        ssh = collect_status(hosts, overall_timeout=timeout + 20)
+        prom = [
+            prometheus_status(
+                name, PromSource(name, lab.url, lab.match, timeout=timeout), lab.hourly_rate, lab.rate_per
+            )
+            for name, lab in labs.items()
+        ]
+        found = await asyncio.gather(ssh, *prom)
+        return [st for part in found for st in part]
+
+    statuses = asyncio.run(everything())
+    record_uptimes([st for st in statuses if st.source == "ssh"], paths, instances)
     currencies = {i.name: settings.currency_of(i) for i in instances}
+    for name, lab in labs.items():
+        for st in statuses:
+            if st.source == f"prometheus:{name}":
+                currencies[st.name] = lab.currency or settings.settings.currency
     if args.json:
         print(json.dumps(status_json(statuses, currencies), ensure_ascii=False))
     else:

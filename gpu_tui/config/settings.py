@@ -153,6 +153,20 @@ class NotifySection(_Strict):
     """Notify when an instance has been unreachable this long (dashboard open)."""
 
 
+class PrometheusConfig(_Strict):
+    """`[prometheus.NAME]`: a lab's Prometheus, whose dcgm-exporter nodes `status` lists (issue 26)."""
+
+    url: Annotated[str, Field(pattern=r"^https?://[^\s/]+(/[^\s]*)?$")]
+    """Its base URL, e.g. `http://prometheus.lab:9090` (the API is under /api/v1)."""
+    match: Annotated[str, Field(max_length=500, pattern=r"^[^\n]*$")] = ""
+    """A label selector every query carries: `{cluster="a"}`."""
+    hourly_rate: Annotated[float, Field(ge=0)] = 0.0
+    """What a GPU (`rate_per = "gpu"`) or a node costs an hour, in `currency`."""
+    rate_per: Literal["gpu", "node"] = "gpu"
+    currency: Annotated[str, Field(min_length=1, max_length=8)] | None = None
+    """None: settings.currency."""
+
+
 class Settings(_Strict):
     """The whole config file."""
 
@@ -164,6 +178,8 @@ class Settings(_Strict):
     """Notifications (see README, "Notifications")."""
     instances: tuple[InstanceConfig, ...] = ()
     """The instances, in the order the dashboard lists them."""
+    prometheus: dict[Annotated[str, Field(min_length=1, max_length=64, pattern=NAME_PATTERN)], PrometheusConfig] = {}
+    """Labs' Prometheus servers by name: `status` lists their nodes (README, "A lab's fleet")."""
 
     def currency_of(self, inst: InstanceConfig) -> str:
         """The currency `inst` bills in: its own, else settings.currency."""

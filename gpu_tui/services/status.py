@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gpu_tui.core.bilingual import say
-from gpu_tui.core.errors import RemoteError
+from gpu_tui.core.errors import GpuTuiError, RemoteError
 from gpu_tui.core.i18n import N_
 from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.metrics.hoststats import parse_probe
@@ -19,8 +19,9 @@ from gpu_tui.core.models import GpuError, GpuErrorKind, GpuProcess, GpuSample, H
 from gpu_tui.core.money.cost import cost_so_far
 from gpu_tui.remote.host import Host
 from gpu_tui.services.monitor import probes
+from gpu_tui.services.monitor.prometheus import PromSource, read_fleet
 
-__all__ = ["InstanceStatus", "sample_host", "collect_status", "status_json"]
+__all__ = ["InstanceStatus", "sample_host", "collect_status", "prometheus_status", "status_json"]
 
 
 @dataclass(slots=True)
@@ -40,6 +41,8 @@ class InstanceStatus:
     gpus: list[GpuSample] = field(default_factory=list)
     processes: list[GpuProcess] = field(default_factory=list)
     stats: HostStats | None = None
+    source: str = "ssh"
+    """Where its numbers come from: `ssh` (an instance gpu-tui logs in to) or `prometheus:NAME`."""
 
     @property
     def uptime_seconds(self) -> int | None:
@@ -60,6 +63,7 @@ class InstanceStatus:
             "uptime_seconds": self.uptime_seconds,
             "cost_so_far": self.cost_so_far,
             "gpus": [g.as_json() for g in self.gpus],
+            "source": self.source,
         }
 
 
@@ -130,3 +134,25 @@ async def collect_status(hosts: Sequence[tuple[Host, float]], *, overall_timeout
             )
 
     return list(await asyncio.gather(*(one(h, r) for h, r in hosts)))
+
+
+async def prometheus_status(name: str, source: PromSource, rate: float, per: str) -> list[InstanceStatus]:
+    """Every node of a lab's Prometheus as `status` lists an instance (issue 26): one refresh;
+    a node whose exporter is down is offline under its name; a Prometheus that cannot be read is
+    one row named `prometheus:NAME` with the reason."""
+    where = f"prometheus:{name}"
+    try:
+        got = await read_fleet(source)
+    except GpuTuiError as exc:
+        return [InstanceStatus(name=where, hourly_rate=0.0, error=exc.line(), error_title=exc.title, source=where)]
+    out = []
+    for node, reading in got.nodes.items():
+        gpus = list(reading.gpus)
+        st = InstanceStatus(name=node, hourly_rate=rate * len(gpus) if per == "gpu" else rate, gpus=gpus, source=where)
+        st.online = reading.up is not False and bool(gpus)
+        if not st.online:
+            down = say(N_("its exporter is down (Prometheus up == 0)")) if reading.up is False else None
+            down = down or say(N_("no GPU series in Prometheus"))
+            st.error, st.error_en, st.error_title = down.text, down.english, "unreachable"
+        out.append(st)
+    return out

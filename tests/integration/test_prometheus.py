@@ -6,6 +6,7 @@ is not a reading; a bad address, a 401 and a refused query are one line each."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from loophttp import LoopbackServer
 from promhelp import DcgmExporter, Prometheus, free_port, require_prometheus
+from sshhelp import run_gpu_tui
 from waiting import until_sync
 
 from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
@@ -115,3 +117,39 @@ def test_bad_input_is_one_line(lab, tmp_path: Path) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_status_lists_a_labs_nodes(lab, tmp_path: Path) -> None:
+    """A config with only a Prometheus: `status` answers for its nodes, offline ones too."""
+    prom, exporters = lab
+    exporters["node-c"].stop()
+    until_sync(lambda: read(prom).nodes["node-c"].up is False, 30, what="node-c's exporter down", step=0.3)
+    extra = f'\n[prometheus.lab]\nurl = "{prom.url}"\nmatch = \'{{cluster="a"}}\'\nhourly_rate = 1.5\ncurrency = "$"\n'
+    res = run_gpu_tui(tmp_path, [], "status", "--json", config_extra=extra)
+    assert res.returncode == 3, res.stderr  # a node is offline: partial, as for instances
+    by_name = {i["name"]: i for i in json.loads(res.stdout)["instances"]}
+    assert sorted(by_name) == ["node-a", "node-b", "node-c"]
+    a = by_name["node-a"]
+    assert (a["online"], a["source"], a["hourly_rate"], a["currency"], len(a["gpus"])) == (
+        True,
+        "prometheus:lab",
+        12.0,  # $1.5 a GPU-hour x 8
+        "$",
+        8,
+    )
+    assert a["gpus"][3]["utilization_gpu"] == 30 and a["gpus"][3]["memory_total_mib"] == 81920
+    c = by_name["node-c"]
+    assert (c["online"], c["gpus"], c["error"]) == (False, [], "its exporter is down (Prometheus up == 0)")
+    assert "node-c: its exporter is down (Prometheus up == 0)" in res.stderr
+    table = run_gpu_tui(tmp_path, [], "status", config_extra=extra)
+    assert "node-a" in table.stdout and "node-c" in table.stdout, table.stdout
+
+
+def test_status_says_when_the_prometheus_cannot_be_read(tmp_path: Path) -> None:
+    extra = f'\n[prometheus.lab]\nurl = "http://127.0.0.1:{free_port()}"\n'
+    res = run_gpu_tui(tmp_path, [], "status", "--json", config_extra=extra)
+    (row,) = json.loads(res.stdout)["instances"]
+    assert (row["name"], row["online"], row["source"]) == ("prometheus:lab", False, "prometheus:lab")
+    assert res.returncode == 3 and "gpu-tui: prometheus:lab: " in res.stderr and "Traceback" not in res.stderr
+    bad = run_gpu_tui(tmp_path, [], "status", config_extra='\n[prometheus.lab]\nurl = "prometheus.lab:9090"\n')
+    assert bad.returncode == 2 and "prometheus.lab.url" in bad.stderr and "Traceback" not in bad.stderr
