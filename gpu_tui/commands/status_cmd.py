@@ -14,6 +14,7 @@ from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.i18n import N_, _
+from gpu_tui.core.metrics.xid import xid_text
 from gpu_tui.core.money.cost import currency_of
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
@@ -83,6 +84,8 @@ def format_table(
                     limit=_num(g.power_limit_w, "W"),
                 )
             )
+        for gpu, xid in sorted(s.xids.items()):
+            lines.append("  " + _("[{index}] {xid}").format(index=gpu, xid=xid_text(xid)))
         details[i] = lines
     out = []
     for i, line in enumerate(format_rows(rows)):
@@ -148,10 +151,12 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
         print(json.dumps(status_json(statuses, currencies), ensure_ascii=False))
     else:
         print(format_table(statuses, settings.settings.currency, currencies))
-    failed = [s for s in statuses if not s.online or s.gpu_error]
+    failed = [s for s in statuses if not s.online or s.gpu_error or s.xids]
     for s in failed:
         if s.online and s.gpu_error is not None:
             why = _("gpu error: {reason}").format(reason=s.gpu_error.reason)
+        elif s.online:  # a GPU's last Xid: a fault someone has to look at
+            why = "; ".join(f"GPU {gpu}: {xid_text(xid)}" for gpu, xid in sorted(s.xids.items()))
         else:
             why = s.error or _("failed")
         sys.stderr.write(f"gpu-tui: {s.name}: {printable(why)}\n")

@@ -15,6 +15,7 @@ from gpu_tui.core.errors import GpuTuiError, RemoteError
 from gpu_tui.core.i18n import N_
 from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.metrics.hoststats import parse_probe
+from gpu_tui.core.metrics.xid import XID_WORDS
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuProcess, GpuSample, HostStats
 from gpu_tui.core.money.cost import cost_so_far
 from gpu_tui.remote.host import Host
@@ -43,6 +44,8 @@ class InstanceStatus:
     stats: HostStats | None = None
     source: str = "ssh"
     """Where its numbers come from: `ssh` (an instance gpu-tui logs in to) or `prometheus:NAME`."""
+    xids: dict[int, int] = field(default_factory=dict)
+    """{GPU index: its last Xid} where that is not 0 (dcgm-exporter's, through Prometheus)."""
 
     @property
     def uptime_seconds(self) -> int | None:
@@ -64,6 +67,7 @@ class InstanceStatus:
             "cost_so_far": self.cost_so_far,
             "gpus": [g.as_json() for g in self.gpus],
             "source": self.source,
+            "xids": [{"gpu": gpu, "xid": xid, "meaning": XID_WORDS.get(xid)} for gpu, xid in sorted(self.xids.items())],
         }
 
 
@@ -150,6 +154,7 @@ async def prometheus_status(name: str, source: PromSource, rate: float, per: str
         gpus = list(reading.gpus)
         st = InstanceStatus(name=node, hourly_rate=rate * len(gpus) if per == "gpu" else rate, gpus=gpus, source=where)
         st.online = reading.up is not False and bool(gpus)
+        st.xids = dict(reading.xids)
         if not st.online:
             down = say(N_("its exporter is down (Prometheus up == 0)")) if reading.up is False else None
             down = down or say(N_("no GPU series in Prometheus"))

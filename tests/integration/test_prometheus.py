@@ -122,8 +122,10 @@ def test_bad_input_is_one_line(lab, tmp_path: Path) -> None:
 def test_status_lists_a_labs_nodes(lab, tmp_path: Path) -> None:
     """A config with only a Prometheus: `status` answers for its nodes, offline ones too."""
     prom, exporters = lab
+    exporters["node-b"].values[1]["DCGM_FI_DEV_XID_ERRORS"] = 79.0
     exporters["node-c"].stop()
     until_sync(lambda: read(prom).nodes["node-c"].up is False, 30, what="node-c's exporter down", step=0.3)
+    until_sync(lambda: read(prom).nodes["node-b"].xids == {1: 79}, 30, what="node-b's Xid scraped", step=0.3)
     extra = f'\n[prometheus.lab]\nurl = "{prom.url}"\nmatch = \'{{cluster="a"}}\'\nhourly_rate = 1.5\ncurrency = "$"\n'
     res = run_gpu_tui(tmp_path, [], "status", "--json", config_extra=extra)
     assert res.returncode == 3, res.stderr  # a node is offline: partial, as for instances
@@ -141,8 +143,14 @@ def test_status_lists_a_labs_nodes(lab, tmp_path: Path) -> None:
     c = by_name["node-c"]
     assert (c["online"], c["gpus"], c["error"]) == (False, [], "its exporter is down (Prometheus up == 0)")
     assert "node-c: its exporter is down (Prometheus up == 0)" in res.stderr
+    # an Xid is the fault it is, in JSON, on stderr and under its node in the table
+    fell = "the GPU has fallen off the bus: reset it or reboot the node"
+    assert by_name["node-b"]["xids"] == [{"gpu": 1, "xid": 79, "meaning": fell}]
+    assert by_name["node-a"]["xids"] == []
+    assert f"node-b: GPU 1: Xid 79: {fell}" in res.stderr
     table = run_gpu_tui(tmp_path, [], "status", config_extra=extra)
     assert "node-a" in table.stdout and "node-c" in table.stdout, table.stdout
+    assert f"  [1] Xid 79: {fell}" in table.stdout.splitlines()
 
 
 def test_status_says_when_the_prometheus_cannot_be_read(tmp_path: Path) -> None:

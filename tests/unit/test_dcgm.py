@@ -68,3 +68,15 @@ def test_nodes_by_hostname_and_an_exporter_down_by_its_instance() -> None:
 def test_a_node_without_a_hostname_is_its_target_host() -> None:
     assert node_of({"instance": "gpu-07:9400"}) == "gpu-07"
     assert node_of({"Hostname": "n1", "instance": "x:1"}) == "n1" and node_of({}) is None
+
+
+def test_an_xid_is_the_fault_it_is_in_both_languages() -> None:
+    from gpu_tui.config.language import catalog
+    from gpu_tui.core import i18n
+    from gpu_tui.core.metrics.xid import XID_WORDS, xid_text
+
+    assert xid_text(79) == "Xid 79: the GPU has fallen off the bus: reset it or reboot the node"
+    assert xid_text(7) == "Xid 7"  # not in NVIDIA's table as gpu-tui keeps it: the number alone
+    with i18n.using(catalog("zh-CN"), "zh-CN"):
+        assert xid_text(79) == "Xid 79: GPU 已从总线掉线: 重置它或重启节点"
+        assert all(i18n._(words) != words for words in XID_WORDS.values())
