@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import threading
 import time
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from loophttp import LoopbackServer
+from sshd import free_port
 
 __all__ = ["DcgmExporter", "Prometheus", "free_port", "require_prometheus"]
 
@@ -45,12 +45,6 @@ def require_prometheus() -> str:
     if os.environ.get("GPU_TUI_REQUIRE_PROMETHEUS") == "1":
         pytest.fail(why)
     pytest.skip(why)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class DcgmExporter:

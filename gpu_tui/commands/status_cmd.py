@@ -156,7 +156,9 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
         if s.online and s.gpu_error is not None:
             why = _("gpu error: {reason}").format(reason=s.gpu_error.reason)
         elif s.online:  # a GPU's last Xid: a fault someone has to look at
-            why = "; ".join(f"GPU {gpu}: {xid_text(xid)}" for gpu, xid in sorted(s.xids.items()))
+            why = "; ".join(
+                _("GPU {index}: {xid}").format(index=gpu, xid=xid_text(xid)) for gpu, xid in sorted(s.xids.items())
+            )
         else:
             why = s.error or _("failed")
         sys.stderr.write(f"gpu-tui: {s.name}: {printable(why)}\n")

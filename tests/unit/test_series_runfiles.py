@@ -305,31 +305,40 @@ def logged_job(tmp_path: Path, job_id: str, steps: int) -> tuple[Path, InstanceC
     return job, InstanceConfig(name="box-1", host="h", state_dir=str(state))
 
 
-def test_read_series_fetches_only_what_was_appended_and_all_again_after_a_reset(tmp_path: Path) -> None:
-    job, inst = logged_job(tmp_path, "20260101-000000-abcd", 2000)
-    cache = SeriesCache(tmp_path / "cache")
+def read_local(inst: InstanceConfig, job_id: str, cache: SeriesCache):
+    """`read_series` of a job on this machine (LocalHost), as `metrics` reads it."""
 
     async def read():
         host = LocalHost()
         await host.connect()
         try:
-            return await read_series(host, inst, job.name, cache=cache)
+            return await read_series(host, inst, job_id, cache=cache)
         finally:
             await host.close()
 
-    first = asyncio.run(read())
+    return asyncio.run(read())
+
+
+def test_read_series_fetches_only_what_was_appended_and_all_again_after_a_reset(tmp_path: Path) -> None:
+    job, inst = logged_job(tmp_path, "20260101-000000-abcd", 2000)
+    cache = SeriesCache(tmp_path / "cache")
+
+    def read():
+        return read_local(inst, job.name, cache)
+
+    first = read()
     whole = (job / "series.jsonl").stat().st_size
     assert first.fetched == whole and first.series[0].tag == "loss" and len(first.series[0].points) == 2000
     assert cache.path(inst, job.name).read_bytes() == (job / "series.jsonl").read_bytes()
 
     with (job / "log").open("ab") as f:
         f.write(b"step 2001 | loss 0.0001\n")
-    second = asyncio.run(read())
+    second = read()
     assert second.fetched == (job / "series.jsonl").stat().st_size - whole  # the appended line only
     assert second.series[0].points == first.series[0].points + [(2001, 0.0001, None)]
 
     (job / "log").write_bytes(b"step 1 | loss 0.9\n")  # replaced: the summariser writes the file anew
-    third = asyncio.run(read())
+    third = read()
     assert third.fetched == (job / "series.jsonl").stat().st_size
     assert [(s.tag, s.source, s.points) for s in third.series] == [("loss", "log", [(1, 0.9, None)])]
     assert cache.path(inst, job.name).read_bytes() == (job / "series.jsonl").read_bytes()
@@ -392,21 +401,13 @@ def test_read_series_parses_only_what_its_saved_decoder_has_not_read(tmp_path: P
     the next read still gives every point (a 200 MB log's points took 2.6 s to parse)."""
     job, inst = logged_job(tmp_path, "20260101-000000-abce", 500)
 
-    async def read(cache: SeriesCache):
-        host = LocalHost()
-        await host.connect()
-        try:
-            return await read_series(host, inst, job.name, cache=cache)
-        finally:
-            await host.close()
-
-    first = asyncio.run(read(SeriesCache(tmp_path / "cache")))
+    first = read_local(inst, job.name, SeriesCache(tmp_path / "cache"))
     copy = SeriesCache(tmp_path / "cache").path(inst, job.name)
     data = copy.read_bytes()
     head_end = data.index(b"\n") + 1
     copy.write_bytes(data[:head_end] + b" " * (len(data) - head_end - 1) + b"\n")  # the points, blanked
     with (job / "log").open("ab") as f:
         f.write(b"step 501 | loss 0.0019\n")
-    second = asyncio.run(read(SeriesCache(tmp_path / "cache")))  # a new process: the decoder from disk
+    second = read_local(inst, job.name, SeriesCache(tmp_path / "cache"))  # a new process: the decoder from disk
     assert second.series[0].points == first.series[0].points + [(501, 0.0019, None)]
     assert second.fetched is not None and second.fetched < 100  # the appended line only
