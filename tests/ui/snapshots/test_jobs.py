@@ -25,6 +25,8 @@ def _log_shown(app: App[object]) -> bool:
         and "ETA" in head
         and bool(text_of(screen.query_one("#chart", Static)))
         and "whole run:" in text_of(screen.query_one("#runnote", Static))
+        # the whole run's taller chart moves the log's end after a refresh (_draw_chart): wait for it
+        and screen.query_one(Log).is_vertical_scroll_end
     )
 
 
