@@ -25,7 +25,7 @@ import pytest
 from loophttp import LoopbackServer
 from sshd import free_port
 
-__all__ = ["DcgmExporter", "Prometheus", "free_port", "require_prometheus"]
+__all__ = ["DcgmExporter", "NodeExporter", "Prometheus", "free_port", "require_prometheus"]
 
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 _HELP = {
@@ -104,10 +104,50 @@ class DcgmExporter:
         self._server.server_close()
 
 
-class Prometheus:
-    """Debian's prometheus on 127.0.0.1, scraping `targets` every second (job `dcgm`)."""
+class NodeExporter(DcgmExporter):
+    """One node's node_exporter: the series gpu-tui reads, in node_exporter's names and labels
+    (`node_uname_info`'s nodename, `node_cpu_seconds_total` per cpu and mode)."""
 
-    def __init__(self, root: Path, targets: list[str], *, labels: dict[str, str] | None = None) -> None:
+    def __init__(self, nodename: str, cpus: int = 4) -> None:
+        self.cpus, self.load1, self.mem_total, self.mem_available = cpus, 2.5, 64 * 2**30, 48 * 2**30
+        self.boot = time.time() - 3 * 86400
+        self.started = time.monotonic()
+        super().__init__(nodename, 0)
+
+    def text(self) -> str:
+        busy = time.monotonic() - self.started  # a quarter of every CPU busy
+        lines = [
+            "# TYPE node_load1 gauge",
+            f"node_load1 {self.load1}",
+            "# TYPE node_memory_MemTotal_bytes gauge",
+            f"node_memory_MemTotal_bytes {self.mem_total:.7e}",
+            "# TYPE node_memory_MemAvailable_bytes gauge",
+            f"node_memory_MemAvailable_bytes {self.mem_available:.7e}",
+            "# TYPE node_boot_time_seconds gauge",
+            f"node_boot_time_seconds {self.boot:.0f}",
+            "# TYPE node_uname_info gauge",
+            f'node_uname_info{{domainname="(none)",machine="x86_64",nodename="{self.node}",release="6.1.0-27-amd64",'
+            f'sysname="Linux",version="#1 SMP PREEMPT_DYNAMIC Debian 6.1.115-1 (2024-11-01)"}} 1',
+            "# TYPE node_cpu_seconds_total counter",
+        ]
+        for cpu in range(self.cpus):
+            lines.append(f'node_cpu_seconds_total{{cpu="{cpu}",mode="idle"}} {1000 + busy * 0.75:.3f}')
+            lines.append(f'node_cpu_seconds_total{{cpu="{cpu}",mode="user"}} {500 + busy * 0.25:.3f}')
+        return "\n".join(lines) + "\n"
+
+
+class Prometheus:
+    """Debian's prometheus on 127.0.0.1, scraping `targets` every second (job `dcgm`), and
+    `node_targets` (job `node`), as a lab scrapes node_exporter apart from dcgm-exporter."""
+
+    def __init__(
+        self,
+        root: Path,
+        targets: list[str],
+        *,
+        labels: dict[str, str] | None = None,
+        node_targets: list[str] | None = None,
+    ) -> None:
         self.binary = require_prometheus()
         self.root = root
         self.port = free_port()
@@ -115,7 +155,17 @@ class Prometheus:
         static = {"targets": targets, **({"labels": labels} if labels else {})}
         config = {
             "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
-            "scrape_configs": [{"job_name": "dcgm", "static_configs": [static]}],
+            "scrape_configs": [{"job_name": "dcgm", "static_configs": [static]}]
+            + (
+                [
+                    {
+                        "job_name": "node",
+                        "static_configs": [{"targets": node_targets, **({"labels": labels} if labels else {})}],
+                    }
+                ]
+                if node_targets
+                else []
+            ),
         }
         (root / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
         self._log = open(root / "prometheus.log", "wb")  # noqa: SIM115 (closed in stop)

@@ -20,7 +20,7 @@ from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.billing import Billing
 from gpu_tui.services.hosts import build_ssh_host
-from gpu_tui.services.monitor.prometheus import PromSource
+from gpu_tui.services.monitor.prometheus import lab_source
 from gpu_tui.services.status import InstanceStatus, collect_status, prometheus_status, status_json
 
 __all__ = ["run_status", "format_table", "record_uptimes"]
@@ -129,14 +129,11 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
     hosts = [(build_ssh_host(i, settings, paths, secrets), i.hourly_rate) for i in instances]
     timeout = settings.settings.connect_timeout_seconds
 
+    sources = {name: lab_source(name, lab, secrets, timeout=timeout) for name, lab in labs.items()}
+
     async def everything() -> list[InstanceStatus]:
         ssh = collect_status(hosts, overall_timeout=timeout + 20)
-        prom = [
-            prometheus_status(
-                name, PromSource(name, lab.url, lab.match, timeout=timeout), lab.hourly_rate, lab.rate_per
-            )
-            for name, lab in labs.items()
-        ]
+        prom = [prometheus_status(name, sources[name], lab.hourly_rate, lab.rate_per) for name, lab in labs.items()]
         found = await asyncio.gather(ssh, *prom)
         return [st for part in found for st in part]
 

@@ -165,6 +165,13 @@ class PrometheusConfig(_Strict):
     rate_per: Literal["gpu", "node"] = "gpu"
     currency: Annotated[str, Field(min_length=1, max_length=8)] | None = None
     """None: settings.currency."""
+    refresh_seconds: Annotated[float, Field(ge=1, le=3600)] = 15.0
+    """How often the dashboard asks (Prometheus's default scrape interval: asking faster reads the same samples)."""
+    auth: Literal["none", "bearer", "basic"] = "none"
+    """`bearer`: a token; `basic`: `user` and a password. Either from the keyring
+    (`keyring set gpu-tui prometheus:NAME`) or GPU_TUI_PASSWORD_PROMETHEUS_<NAME>, never this file."""
+    user: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\s:]+$")] | None = None
+    """The basic-auth user (auth = "basic")."""
 
 
 class Settings(_Strict):
@@ -341,6 +348,15 @@ def parse_settings(text: str, source: str = "<config>") -> Settings:
                 ).format(where=where, index=idx, name=inst.name, first=seen[inst.name])
             )
         seen[inst.name] = idx
+    for lab, prom in settings.prometheus.items():
+        if prom.auth == "basic" and prom.user is None:
+            line = locate(text, ("prometheus", lab, "auth"))
+            where = f"{source}:{line}" if line else source
+            raise ConfigError(
+                _('{where}: prometheus.{name}: auth = "basic" needs the user too: add user = "..."').format(
+                    where=where, name=lab
+                )
+            )
     return settings
 
 

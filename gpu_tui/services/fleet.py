@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpu_tui.config.settings import InstanceConfig
+from gpu_tui.config.settings import InstanceConfig, PrometheusConfig
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
+from gpu_tui.core.metrics.dcgm import NodeReading
 from gpu_tui.core.metrics.history import HostHistory
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, HostStats
 from gpu_tui.core.money.cost import cost_so_far, currency_of, per_currency
@@ -32,9 +33,19 @@ from gpu_tui.services.events import (
 from gpu_tui.services.jobs.sched import scheduler_for
 from gpu_tui.services.jobs.watch import AutostopReceived, ClusterReceived, JobFinished, JobsReceived, JobWatcher
 from gpu_tui.services.monitor.host import HostMonitor
+from gpu_tui.services.monitor.prometheus import PromSource
+from gpu_tui.services.monitor.promwatch import (
+    LabRead,
+    LabWatch,
+    node_config,
+    node_frame,
+    node_name,
+    node_state,
+    node_stats,
+)
 from gpu_tui.services.monitor.watchloop import WatchLoop, WatchMode, WatchModeChanged
 
-__all__ = ["Fleet", "FleetEvent", "HostReplaced", "InstanceView"]
+__all__ = ["Fleet", "FleetEvent", "HostReplaced", "InstanceView", "Lab", "ViewRemoved"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +57,26 @@ class HostReplaced:
     host: Host
 
 
+@dataclass(frozen=True, slots=True)
+class ViewRemoved:
+    """A row that is gone: a lab's stand-in row once its nodes have come."""
+
+    name: str
+
+
 FleetEvent = (
-    MonitorEvent | JobsReceived | JobFinished | AutostopReceived | ClusterReceived | WatchModeChanged | HostReplaced
+    MonitorEvent
+    | JobsReceived
+    | JobFinished
+    | AutostopReceived
+    | ClusterReceived
+    | WatchModeChanged
+    | HostReplaced
+    | ViewRemoved
 )
+
+Lab = tuple[str, PrometheusConfig, Callable[[], PromSource]]
+"""A lab's Prometheus: its name, its config entry, and its source with the secret (blocking)."""
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +111,15 @@ class InstanceView:
     watch_note: str | None = None
     """Set when the on-instance watch loop cannot run and gpu-tui polls instead
     (`polling fallback: <why>`): the host panel shows it. None while the loop runs."""
+    source: str = "ssh"
+    """`ssh` (an instance gpu-tui logs in to) or `prometheus:NAME` (a lab's node: its numbers only)."""
+    xids: Mapping[int, int] = field(default_factory=dict)
+    """{GPU index: its last Xid} where that is not 0 (dcgm-exporter's, through Prometheus)."""
+
+    @property
+    def ours(self) -> bool:
+        """gpu-tui logs in to it: jobs, shell, sync, power. A lab's node is watched, not driven."""
+        return self.source == "ssh"
 
     @property
     def current_job(self) -> JobInfo | None:
@@ -114,6 +151,8 @@ class InstanceView:
         return self.state is ConnState.ONLINE
 
     def cost_so_far(self, now: float) -> float | None:
+        if not self.ours:  # a lab node's uptime is since its boot, not since anyone paid for it
+            return None
         return cost_so_far(self.config.hourly_rate, self.uptime_seconds(now))
 
     def idle_seconds(self, now: float) -> float | None:
@@ -136,6 +175,7 @@ class Fleet:
         on_change: Callable[[str, FleetEvent], None] | None = None,
         clock: Callable[[], float] = time.time,
         idle_util_percent: int = 5,
+        labs: Sequence[Lab] = (),
     ) -> None:
         self.views: dict[str, InstanceView] = {
             cfg.name: InstanceView(cfg, history=HostHistory(history_len)) for cfg, _ in instances
@@ -150,6 +190,7 @@ class Fleet:
         for cfg, host in instances:
             self._make(cfg, host)
         self._idle_util = idle_util_percent
+        self.labs = {name: LabWatch(name, cfg, source, self._lab_read, clock=clock) for name, cfg, source in labs}
         self._tasks: asyncio.TaskGroup | None = None
         self._running: dict[str, list[asyncio.Task[None]]] = {}
 
@@ -218,7 +259,7 @@ class Fleet:
                 view.gpus_idle_since = None
             view.state, view.message, view.retry_at = event.state, event.message, event.retry_at
             view.fingerprint, view.key_line = event.fingerprint, event.key_line
-            if event.state is ConnState.ONLINE:
+            if event.state is ConnState.ONLINE and event.name in self.watchers:
                 self.watchers[event.name].poke()
         elif isinstance(event, GpuErrorChanged):
             view.gpu_error = event.error
@@ -257,13 +298,79 @@ class Fleet:
         return per_currency(costs, default) or [(default, 0.0)]
 
     def retry(self, name: str) -> None:
+        view = self.views[name]
+        if not view.ours:
+            self.labs[view.source.removeprefix("prometheus:")].poke()
+            return
         self.monitors[name].retry_now()
+
+    # ----- a lab's nodes (issue 26): rows that come and go with what its Prometheus holds
+    def _lab_read(self, read: LabRead) -> None:
+        where = f"prometheus:{read.lab}"
+        cfg = self.labs[read.lab].cfg
+        mine = [n for n, v in self.views.items() if v.source == where and n != where]
+        if read.nodes is None:
+            if not mine:  # nothing known yet: the lab's own row says why
+                self._node(where, where, cfg, None, read.taken_at, read.error)
+            for name in mine:
+                self._node(name, where, cfg, None, read.taken_at, read.error)
+            return
+        if where in self.views:
+            del self.views[where]
+            if self._on_change is not None:
+                self._on_change(where, ViewRemoved(where))
+        ssh_hosts = {v.config.host: v for v in self.views.values() if v.ours}
+        seen: set[str] = set()
+        for node, reading in read.nodes.items():
+            name = node_name(node)
+            other = self.views.get(name) or ssh_hosts.get(node)
+            if other is not None and other.source != where:
+                # an SSH entry of that host gives the numbers; Prometheus adds what it knows besides
+                other.xids = dict(reading.xids)
+                continue
+            seen.add(name)
+            self._node(name, where, cfg, reading, read.taken_at, None)
+        for name in mine:
+            if name not in seen:
+                self._node(name, where, cfg, None, read.taken_at, None)
+
+    def _node(
+        self,
+        name: str,
+        where: str,
+        cfg: PrometheusConfig,
+        reading: NodeReading | None,
+        taken_at: float,
+        error: str | None,
+    ) -> None:
+        """One node's row brought up to date (created at first sight); `error`: its lab unreadable."""
+        online, why = node_state(reading) if error is None else (False, error)
+        view = self.views.get(name)
+        gpus = len(reading.gpus) if reading is not None else 0
+        if view is None:
+            view = self.views[name] = InstanceView(
+                node_config(name, cfg, gpus), source=where, history=HostHistory(self._settings[2])
+            )
+        elif gpus and node_config(name, cfg, gpus).hourly_rate != view.config.hourly_rate:
+            view.config = node_config(name, cfg, gpus)
+        if reading is not None:
+            view.xids = dict(reading.xids)
+        state = ConnState.ONLINE if online else ConnState.OFFLINE
+        if (view.state, view.message) != (state, why):
+            self._handle(StateChanged(name, state, message=why))
+        if online and reading is not None:
+            self._handle(GpuFrameReceived(name, node_frame(reading, taken_at)))
+            stats = node_stats(reading, taken_at)
+            if stats is not None:
+                self._handle(HostStatsReceived(name, stats))
 
     async def run(self) -> None:
         async with asyncio.TaskGroup() as tg:
             self._tasks = tg
             for name in list(self.monitors):
                 self._start(name)
+            for lab in self.labs.values():
+                tg.create_task(self._guarded_lab(lab), name=f"prometheus-{lab.name}")
             try:
                 await asyncio.Event().wait()  # until cancelled; add() starts more meanwhile
             finally:
@@ -312,6 +419,15 @@ class Fleet:
                 await watcher.run()
             except Exception:
                 log.exception("%s: job watcher crashed; restarting", watcher.inst.name)
+                await asyncio.sleep(5)
+
+    async def _guarded_lab(self, lab: LabWatch) -> None:
+        while True:
+            try:
+                await lab.run()
+            except Exception as exc:
+                log.exception("prometheus %s: watch crashed; restarting", lab.name)
+                self._lab_read(LabRead(lab.name, None, _("internal error: {error}").format(error=exc), self._clock()))
                 await asyncio.sleep(5)
 
     async def _guarded(self, mon: HostMonitor) -> None:

@@ -79,6 +79,7 @@ class GpuTuiApp(App[str | None]):
             on_change=self.dashboard.fleet_event,
             clock=self.clock,
             idle_util_percent=s.idle_util_percent,
+            labs=opened.labs,
         )
         self.dashboard.attach(opened, self.fleet)
         self._fleet_worker = self.run_worker(self.fleet.run(), name="fleet", exit_on_error=False)

@@ -8,6 +8,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from pydantic import SecretStr
@@ -22,6 +23,7 @@ from gpu_tui.remote.local import LocalHost
 from gpu_tui.services.billing import Billing
 from gpu_tui.services.hosts import build_ssh_host, known_hosts_for
 from gpu_tui.services.jobs.series.cache import SeriesCache
+from gpu_tui.services.monitor.prometheus import lab_source
 from gpu_tui.services.notify.ship import ship_configured
 from gpu_tui.services.notify.targets import load_setup
 from gpu_tui.services.onboard import Onboarder
@@ -68,6 +70,10 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
     token = store.get_password(TOKEN_NAME) if any(i.provider == "autodl" for i in settings.instances) else None
 
     providers = api_clients(settings.instances, store, False)
+    timeout = settings.settings.connect_timeout_seconds
+    labs = [
+        (name, lab, partial(lab_source, name, lab, store, timeout=timeout)) for name, lab in settings.prometheus.items()
+    ]
 
     async def open_() -> Opened:
         return Opened(
@@ -86,6 +92,7 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
             ship_notify=lambda host, inst: ship_configured(host, inst, settings, store),
             typed_password=store.remembered,
             series_cache=SeriesCache(paths.series_cache),
+            labs=labs,
         )
 
     importable = importable_providers(store) if not settings.instances else ()
@@ -93,7 +100,7 @@ def config_source(settings: Settings, paths: Paths, secrets: SecretStore | None 
         title=config_label(paths.config_file),
         open=open_,
         config_path=str(paths.config_file),
-        empty=not settings.instances,
+        empty=not settings.instances and not settings.prometheus,
         importable=importable,
         import_all=(lambda: import_accounts(importable, settings, paths, store)) if importable else None,
     )

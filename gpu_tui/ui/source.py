@@ -11,6 +11,7 @@ from gpu_tui.config.settings import InstanceConfig, Settings
 from gpu_tui.core.providers import AccountBalance
 from gpu_tui.remote.host import Host
 from gpu_tui.services.billing import Billing
+from gpu_tui.services.fleet import Lab
 from gpu_tui.services.jobs.series.cache import SeriesCache
 from gpu_tui.services.notify.targets import NotifySetup
 from gpu_tui.services.onboard import Onboarder
@@ -58,6 +59,8 @@ class Opened:
     make_host: Callable[[InstanceConfig], Host] | None = None
     """A fresh, unconnected host for an instance (shutdown verifies with one); None where
     gpu-tui does not power instances off (this machine, the demo)."""
+    labs: Sequence[Lab] = ()
+    """The config's `[prometheus.NAME]` sources: each lab's nodes are rows too (numbers only)."""
 
 
 @dataclass
@@ -68,7 +71,7 @@ class FleetSource:
     open: Callable[[], Awaitable[Opened]]
     config_path: str = ""
     empty: bool = field(default=False)
-    """True when the config has no instances: the app shows the welcome screen instead."""
+    """True when the config has no instances and no Prometheus: the app shows the welcome screen instead."""
     remote: bool = True
     """False for this machine: no SSH, so trust-key and reconnect are hidden rather than disabled."""
     importable: tuple[str, ...] = ()

@@ -80,3 +80,68 @@ def test_an_xid_is_the_fault_it_is_in_both_languages() -> None:
     with i18n.using(catalog("zh-CN"), "zh-CN"):
         assert xid_text(79) == "Xid 79: GPU 已从总线掉线: 重置它或重启节点"
         assert all(i18n._(words) != words for words in XID_WORDS.values())
+
+
+def test_only_the_dcgm_exporters_up_counts() -> None:
+    """A lab's Prometheus scrapes node_exporter, itself and more: their `up` is not a GPU node.
+    An exporter of the dcgm job that never exported a series still is one (its target named)."""
+    a = {"Hostname": "node-a", "instance": "10.0.0.1:9400", "job": "dcgm", "gpu": "0"}
+    answers = {
+        "util": vector(answer((a, "5"))),
+        "names": vector(answer((a, "1"))),
+        "up": vector(
+            answer(
+                ({"instance": "10.0.0.1:9400", "job": "dcgm"}, "1"),
+                ({"instance": "10.0.0.9:9400", "job": "dcgm"}, "0"),
+                ({"instance": "10.0.0.1:9100", "job": "node"}, "1"),
+                ({"instance": "localhost:9090", "job": "prometheus"}, "1"),
+            )
+        ),
+    }
+    nodes = fleet(answers)
+    assert sorted(nodes) == ["10.0.0.9", "node-a"] and nodes["10.0.0.9"].up is False
+
+
+def test_node_exporter_joins_by_nodename_else_by_its_hosts_one_node() -> None:
+    a = {"Hostname": "node-a", "instance": "10.0.0.1:9400", "gpu": "0"}
+    b = {"Hostname": "node-b", "instance": "10.0.0.2:9400", "gpu": "0"}
+    gib = 2**30
+    answers = {
+        "util": vector(answer((a, "5"), (b, "7"))),
+        "n_name": vector(answer(({"instance": "10.0.0.1:9100", "nodename": "node-a"}, "1"))),
+        "n_load": vector(answer(({"instance": "10.0.0.1:9100"}, "2.5"), ({"instance": "10.0.0.2:9100"}, "0.5"))),
+        "n_mem_total": vector(answer(({"instance": "10.0.0.1:9100"}, str(64 * gib)))),
+        "n_mem_avail": vector(answer(({"instance": "10.0.0.1:9100"}, str(48 * gib)))),
+        "n_uptime": vector(answer(({"instance": "10.0.0.1:9100"}, "3600.4"))),
+        "n_cpus": vector(answer(({"instance": "10.0.0.1:9100"}, "32"))),
+        "n_busy": vector(answer(({"instance": "10.0.0.1:9100"}, "NaN"))),
+    }
+    nodes = fleet(answers)
+    h = nodes["node-a"].host
+    assert h is not None and (h.load1, h.cpu_count, h.cpu_percent, h.mem_used_mib, h.mem_total_mib) == (
+        2.5,
+        32,
+        None,  # NaN: not a reading
+        16 * 1024,
+        64 * 1024,
+    )
+    assert h.uptime_seconds == 3600
+    hb = nodes["node-b"].host  # no nodename: the target's host is node-b's dcgm-exporter's
+    assert hb is not None and hb.load1 == 0.5 and hb.mem_total_mib is None
+
+
+def test_a_host_with_several_nodes_exporters_names_none_of_them() -> None:
+    a = {"Hostname": "node-a", "instance": "127.0.0.1:9400", "gpu": "0"}
+    b = {"Hostname": "node-b", "instance": "127.0.0.1:9401", "gpu": "0"}
+    answers = {
+        "util": vector(answer((a, "5"), (b, "7"))),
+        "n_load": vector(answer(({"instance": "127.0.0.1:9100"}, "2.5"))),
+    }
+    assert all(n.host is None for n in fleet(answers).values())
+
+
+def test_node_exporter_queries_carry_the_selector() -> None:
+    q = queries('{cluster="a"}')
+    assert q["n_load"] == 'max by (instance) (node_load1{cluster="a"})'
+    assert 'node_cpu_seconds_total{cluster="a",mode="idle"}[1m]' in q["n_busy"]
+    assert queries()["n_cpus"] == 'count by (instance) (node_cpu_seconds_total{mode="idle"})'

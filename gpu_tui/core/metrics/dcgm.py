@@ -6,7 +6,10 @@ dcgm-exporter's documented names (its default-counters.csv): `DCGM_FI_DEV_GPU_UT
 `DCGM_FI_DEV_POWER_USAGE` (W), `DCGM_FI_DEV_GPU_TEMP` (°C), `DCGM_FI_DEV_XID_ERRORS` (the last
 Xid, 0 for none); labels `gpu` (the index), `UUID`, `modelName`, `Hostname` (the node),
 `device`, and on Kubernetes `pod` / `namespace`. `up` is Prometheus's own: 0 is an exporter it
-could not scrape.
+could not scrape; only the `up` of a dcgm-exporter counts (a lab's Prometheus scrapes many other
+jobs), known by its target having exported GPU series in the last hour or by its scrape job.
+node_exporter's load, memory, CPUs and boot time (core/metrics/nodeexporter) join a node by its
+`nodename`, else by its target's host.
 
 A sample that is NaN or not a number is "not available" (None), never 0. A node is named by its
 `Hostname` label, else its scrape target (`instance` without the port).
@@ -19,6 +22,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from gpu_tui.core.metrics.nodeexporter import NODE_QUERIES, NodeHost, node_hosts
 from gpu_tui.core.models import GpuSample
 
 __all__ = [
@@ -56,6 +60,8 @@ class NodeReading:
     """Prometheus's `up` for the node's exporter: False where the last scrape failed; None unknown."""
     xids: Mapping[int, int] = field(default_factory=dict)
     """{GPU index: the last Xid} for GPUs whose last Xid is not 0."""
+    host: NodeHost | None = None
+    """What node_exporter says of the node; None where it exports nothing."""
 
 
 _KEEP = "Hostname, instance, gpu, UUID, modelName"
@@ -73,7 +79,9 @@ def queries(match: str = "") -> dict[str, str]:
     out["up"] = "up" + sel
     # which exporter (`instance`) is which node, over the last hour: a node whose exporter went
     # down keeps its name (its series are gone from an instant query the moment a scrape fails)
-    out["names"] = f"group by (instance, Hostname) (last_over_time({METRICS['util']}{sel}[1h]))"
+    out["names"] = f"group by (instance, Hostname, job) (last_over_time({METRICS['util']}{sel}[1h]))"
+    for key, expr in NODE_QUERIES.items():
+        out[key] = expr.format(sel=sel, inner=inner + "," if inner else "")
     return out
 
 
@@ -130,11 +138,14 @@ def fleet(answers: Mapping[str, list[tuple[dict[str, str], float | None]]]) -> d
     """{node: its reading} from one refresh's answers ({key of `queries`: vector}). `up` names
     only the exporter (`instance`): the `names` answer and the GPU series say which node it is."""
     host_of: dict[str, str] = {}
+    jobs: set[str] = set()
     for key in ("names", *METRICS):
         for labels, _value in answers.get(key, []):
             node, instance = node_of(labels), labels.get("instance")
             if node is not None and instance:
                 host_of[instance] = node
+            if labels.get("job"):
+                jobs.add(labels["job"])
     per_gpu: dict[tuple[str, int], dict[str, object]] = {}
     for key in METRICS:
         for labels, value in answers.get(key, []):
@@ -145,7 +156,10 @@ def fleet(answers: Mapping[str, list[tuple[dict[str, str], float | None]]]) -> d
             row[key] = value
     ups: dict[str, bool] = {}
     for labels, value in answers.get("up", []):
-        node = host_of.get(labels.get("instance", "")) or node_of(labels)
+        instance = labels.get("instance", "")
+        if instance not in host_of and labels.get("job") not in jobs:
+            continue  # node_exporter, Prometheus itself, anything else the lab scrapes
+        node = host_of.get(instance) or node_of(labels)
         if node is not None and value is not None:
             ups[node] = ups.get(node, False) or value >= 1
     nodes: dict[str, list[GpuSample]] = {}
@@ -169,4 +183,10 @@ def fleet(answers: Mapping[str, list[tuple[dict[str, str], float | None]]]) -> d
         if xid is not None and xid > 0:
             xids.setdefault(node, {})[index] = round(xid)
     names = sorted(set(nodes) | set(ups))
-    return {n: NodeReading(n, tuple(nodes.get(n, ())), ups.get(n), xids.get(n, {})) for n in names}
+    by_host: dict[str, set[str]] = {}
+    for instance, node in host_of.items():
+        by_host.setdefault(instance.rsplit(":", 1)[0], set()).add(node)
+    # a host that runs several nodes' exporters (a test bench, a proxy) says nothing of which one
+    single = {host: next(iter(found)) for host, found in by_host.items() if len(found) == 1}
+    hosts = node_hosts(answers, single, set(host_of.values()))
+    return {n: NodeReading(n, tuple(nodes.get(n, ())), ups.get(n), xids.get(n, {}), hosts.get(n)) for n in names}

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
+from gpu_tui.config.secrets import SecretStore, env_var_name
+from gpu_tui.config.settings import PrometheusConfig
+from gpu_tui.core.errors import AuthFailed, InputError, RemoteError, Unreachable
 from gpu_tui.core.i18n import _
 from gpu_tui.core.metrics.dcgm import NodeReading, PromAnswerError, fleet, queries, vector
 from gpu_tui.services.providers.http import NoAnswer, NotAUrl, fetch
 
-__all__ = ["PromSource", "PromRefresh", "read_fleet"]
+__all__ = ["PromRefresh", "PromSource", "lab_source", "read_fleet", "secret_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,10 +32,10 @@ class PromSource:
     url: str
     match: str = ""
     """A label selector every query carries, `{cluster="a"}`."""
-    token: str | None = None
+    token: str | None = field(default=None, repr=False)
     """A bearer token (from the keyring, never the config file)."""
     user: str | None = None
-    password: str | None = None
+    password: str | None = field(default=None, repr=False)
     """Basic auth (the password from the keyring)."""
     timeout: float = 10.0
 
@@ -45,6 +47,42 @@ class PromRefresh:
     """Requests sent for this refresh."""
     bytes: int
     """Answer bytes received."""
+
+
+def secret_key(name: str) -> str:
+    """The keyring username of a Prometheus's token or password (CONTRACTS: secrets)."""
+    return f"prometheus:{name}"
+
+
+def lab_source(name: str, cfg: PrometheusConfig, secrets: SecretStore, *, timeout: float = 10.0) -> PromSource:
+    """`[prometheus.NAME]` with its secret; InputError (how to store it) where auth wants one and
+    none is stored."""
+    secret = None
+    if cfg.auth != "none":
+        found = secrets.get_password(secret_key(name))
+        if found is None:
+            raise InputError(
+                _(
+                    "Prometheus {name}: auth = {auth!r} but no {what} is stored: store it with "
+                    "`keyring set gpu-tui {key}`, or set {variable}"
+                ).format(
+                    name=name,
+                    auth=cfg.auth,
+                    what=_("token") if cfg.auth == "bearer" else _("password"),
+                    key=secret_key(name),
+                    variable=env_var_name(secret_key(name)),
+                )
+            )
+        secret = found.get_secret_value()
+    return PromSource(
+        name,
+        cfg.url,
+        cfg.match,
+        token=secret if cfg.auth == "bearer" else None,
+        user=cfg.user if cfg.auth == "basic" else None,
+        password=secret if cfg.auth == "basic" else None,
+        timeout=timeout,
+    )
 
 
 def _headers(source: PromSource) -> dict[str, str]:

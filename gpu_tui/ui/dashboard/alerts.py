@@ -79,7 +79,8 @@ class LaptopAlerts:
         fleet, rules, setup = self._ctx.fleet, self._rules, self._setup
         if fleet is None or rules is None or setup is None or not setup.targets:
             return
-        views = list(fleet.views.values())
+        # a lab's nodes (Prometheus) are watched, not rented: they send nothing to the user's phone
+        views = [v for v in fleet.views.values() if v.ours]
         opened = self._ctx.opened
         idle_below = opened.settings.settings.idle_util_percent if opened else 5
         if self.wants_low_util and now - self._low_at >= LOW_UTIL_SECONDS:

@@ -47,7 +47,7 @@ class MoneyWarnings:
             return
         s = opened.settings.settings
         for view in fleet.views.values():
-            idle = view.idle_seconds(now)
+            idle = view.idle_seconds(now) if view.ours else None  # a lab's idle nodes: the summary line
             if idle is None:
                 self._idle_warned.discard(view.name)
             elif idle >= s.idle_minutes * 60 and view.name not in self._idle_warned:

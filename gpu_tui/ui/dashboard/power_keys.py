@@ -47,13 +47,14 @@ class PowerKeys:
 
     def billing(self) -> list[InstanceView]:
         fleet = self._ctx.fleet
-        return [v for v in fleet.views.values() if v.billing] if fleet else []
+        # a lab's nodes (Prometheus) are not the user's to power off
+        return [v for v in fleet.views.values() if v.billing and v.ours] if fleet else []
 
     def check(self, action: str, view: InstanceView | None) -> bool | None:
         if not self.possible():
             return False
         if action == "shutdown":
-            return True if view is not None and view.billing and view.name not in self.shutting else None
+            return True if view is not None and view.billing and view.ours and view.name not in self.shutting else None
         return True if self.billing() else None  # shutdown_all
 
     def _rate_text(self, views: list[InstanceView]) -> str:

@@ -8,7 +8,7 @@ one batch per PAINT_SECONDS, and only the rows that changed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -21,17 +21,18 @@ from textual.timer import Timer
 from gpu_tui.core.actions import ACTIONS, action, key_label
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.services.events import ConnState, GpuFrameReceived, HostStatsReceived, StateChanged
-from gpu_tui.services.fleet import Fleet, FleetEvent, HostReplaced, InstanceView
+from gpu_tui.services.fleet import Fleet, FleetEvent, HostReplaced, InstanceView, ViewRemoved
 from gpu_tui.services.forwards import ForwardEvent, Forwards
 from gpu_tui.services.jobs.watch import JobFinished
 from gpu_tui.ui.bindings import translate_bindings
 from gpu_tui.ui.dashboard import instance_keys, job_keys
 from gpu_tui.ui.dashboard.alerts import LaptopAlerts
+from gpu_tui.ui.dashboard.available import AVAILABLE, FOR_LAB_NODES, configured
 from gpu_tui.ui.dashboard.context import KeptScreen
 from gpu_tui.ui.dashboard.money_warnings import MoneyWarnings
 from gpu_tui.ui.dashboard.outbox import OutboxWatch
 from gpu_tui.ui.dashboard.power_keys import PowerKeys
-from gpu_tui.ui.dashboard.shell import open_shell, shell_possible
+from gpu_tui.ui.dashboard.shell import open_shell
 from gpu_tui.ui.dashboard.start_keys import StartKeys
 from gpu_tui.ui.messages import JobEnded
 from gpu_tui.ui.screens import DetailScreen, HelpScreen
@@ -58,76 +59,6 @@ BALANCE_SECONDS = 300
 """How often the AutoDL balance is asked for (it changes by cents a minute)."""
 BUDGET_CHECK_SECONDS = 30
 """How often today's cost is compared with settings.budget_daily."""
-
-Check = Callable[["DashboardScreen", InstanceView | None], bool | None]
-
-
-def _online(_s: DashboardScreen, v: InstanceView | None) -> bool | None:
-    return True if v is not None and v.state == "online" else None
-
-
-def _configured(s: DashboardScreen) -> bool:
-    """Instances of the config file (not the demo, not this machine): add, edit and sync write
-    or read that file."""
-    return s.opened is not None and s.opened.onboarder is not None
-
-
-def _sync(s: DashboardScreen, v: InstanceView | None) -> bool | None:
-    # rsync's transport is a gpu-tui child that reads the config file
-    if not (s.source.remote and _configured(s)):
-        return False
-    return _online(s, v)
-
-
-def _edit(s: DashboardScreen, v: InstanceView | None) -> bool | None:
-    if not _configured(s):
-        return False
-    return True if v is not None else None
-
-
-def _trust_key(s: DashboardScreen, v: InstanceView | None) -> bool | None:
-    if not s.source.remote:
-        return False
-    return True if v and v.shown_state in instance_keys.HOST_KEY_STATES and v.key_line else None
-
-
-def _reconnect(s: DashboardScreen, v: InstanceView | None) -> bool | None:
-    if not s.source.remote:
-        return False
-    return True if v and v.shown_state in instance_keys.RETRY_STATES else None
-
-
-def _forward(s: DashboardScreen, v: InstanceView | None) -> bool | None:
-    # the demo's simulated machines serve no ports; an offline one may still have forwards to close
-    if not (s.source.remote and _configured(s)):
-        return False
-    return True if v is not None and (v.state == "online" or s.forwards.count(v.name)) else None
-
-
-AVAILABLE: dict[str, Check] = {
-    "quit": lambda s, v: True,
-    "help": lambda s, v: True,
-    "detail": lambda s, v: True if v is not None else None,
-    "run_job": lambda s, v: job_keys.job_check("run_job", v),
-    "logs": lambda s, v: job_keys.job_check("logs", v),
-    "stop_job": lambda s, v: job_keys.job_check("stop_job", v),
-    "check": _online,
-    "conda": _online,
-    "sync": _sync,
-    "shell": lambda s, v: shell_possible(s, v),
-    "forward": _forward,
-    "add": lambda s, v: _configured(s),
-    "edit": _edit,
-    "cost": lambda s, v: s.opened is not None and s.opened.billing is not None,
-    "shutdown": lambda s, v: s.power.check("shutdown", v),
-    "shutdown_all": lambda s, v: s.power.check("shutdown_all", v),
-    "trust_key": _trust_key,
-    "reconnect": _reconnect,
-    "fit": lambda s, v: True,
-    "power_on": lambda s, v: s.starter.check(v),
-}
-"""When each action of the table can run: True, None (shown dimmed: not for this instance now)
-or False (hidden: never here, e.g. power keys in the demo)."""
 
 
 class DashboardScreen(Screen[None]):
@@ -274,6 +205,10 @@ class DashboardScreen(Screen[None]):
     def fleet_event(self, name: str, event: FleetEvent) -> None:
         # Monitors report dozens of changes a second across a fleet; rows are repainted in one
         # batch per PAINT_SECONDS (see _paint), not once per event.
+        if isinstance(event, ViewRemoved):
+            self._dirty.discard(name)
+            self.table.remove_row(name)
+            return
         self._dirty.add(name)
         first_frame = isinstance(event, GpuFrameReceived) and name not in self._seen_frame
         if first_frame:
@@ -292,7 +227,7 @@ class DashboardScreen(Screen[None]):
             # every sighting of an instance up is billing time, whatever its GPUs say; billing
             # decides what of it is written
             billing = self._opened.billing if self._opened else None
-            if billing is not None and self._fleet is not None:
+            if billing is not None and self._fleet is not None and self._fleet.views[name].ours:
                 billing.queue(self._fleet.views[name].config, event.stats.uptime_seconds, event.stats.taken_at)
 
     def on_job_ended(self, message: JobEnded) -> None:
@@ -322,10 +257,17 @@ class DashboardScreen(Screen[None]):
         dirty, self._dirty = self._dirty, set()
         now = self.clock()
         selected = self.table.selected_name
+        views = self._fleet.views
+        names: Iterable[str] = dirty
+        if any(name not in self.table.rows for name in dirty):  # new rows (a lab's nodes) in the fleet's order
+            order = {name: i for i, name in enumerate(views)}
+            names = sorted(dirty, key=lambda n: order.get(n, -1))
         with self.app.batch_update():
-            for name in dirty:
-                self.table.show(self._fleet.views[name], now)
-                self._painted_at[name] = now
+            for name in names:
+                view = views.get(name)
+                if view is not None:
+                    self.table.show(view, now)
+                    self._painted_at[name] = now
             if selected in dirty:
                 self.refresh_panels()
 
@@ -369,7 +311,10 @@ class DashboardScreen(Screen[None]):
     # ----- which actions can run now: the footer, help and the palette
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         check = AVAILABLE.get(action)
-        return True if check is None else check(self, self.selected())
+        view = self.selected()
+        if view is not None and not view.ours and action not in FOR_LAB_NODES:
+            return None
+        return True if check is None else check(self, view)
 
     def key_for(self, action_id: str) -> str:
         return self._keys.get(action_id, action(action_id).key)
@@ -436,7 +381,7 @@ class DashboardScreen(Screen[None]):
         if self._fleet is not None:
             fleet = self._fleet
             # the demo's simulated shell does not run the mirror scripts; this machine's does
-            mirrors = _configured(self) or not self.source.remote
+            mirrors = configured(self) or not self.source.remote
             self._with_view(lambda v: self.push(CondaScreen(v.config, fleet.hosts[v.name], mirrors=mirrors)))
 
     def action_sync(self) -> None:

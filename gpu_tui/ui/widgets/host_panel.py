@@ -8,6 +8,7 @@ from rich.text import Text
 
 from gpu_tui.core.i18n import _, ngettext
 from gpu_tui.core.metrics.lowutil import assess
+from gpu_tui.core.metrics.xid import xid_text
 from gpu_tui.core.slurm import SlurmNode
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
@@ -55,8 +56,16 @@ class HostPanel(TextPanel):
 
     def render_view(self, v: InstanceView | None, now: float | None = None) -> Text:
         t = Text()
+        if v is not None and v.xids:  # a GPU's last Xid, from the lab's dcgm-exporter: shown in any state
+            for index, xid in sorted(v.xids.items()):
+                t.append(_("GPU {index}: {xid}").format(index=index, xid=xid_text(xid)) + "\n", style="bold red")
         if v is None or v.state != "online":
             return t
+        if not v.ours:
+            lab = v.source.removeprefix("prometheus:")
+            t.append(
+                _("from Prometheus {name}: its numbers only (no login, no jobs)").format(name=lab) + "\n", style="dim"
+            )
         if v.watch_note:  # the watch loop could not run there: said, since polling costs the instance more
             t.append(printable(v.watch_note) + "\n", style="dim yellow")
         if v.autostop is not None and v.autostop.status.armed:

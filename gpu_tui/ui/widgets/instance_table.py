@@ -138,6 +138,10 @@ class InstanceTable(RowList):
         self.set_row(v.name, line)  # repaints that one line, and only if it changed
         self._lines[v.name] = line
 
+    def remove_row(self, key: str) -> None:
+        super().remove_row(key)
+        self._lines.pop(key, None)
+
     @property
     def selected_name(self) -> str | None:
         return self.key_at(self.cursor_row)

@@ -97,6 +97,22 @@ class RowList(ScrollView, can_focus=True):
         self._strips.pop((key, True), None)
         self._refresh_row(self._index[key])
 
+    def remove_row(self, key: str) -> None:
+        """Drop the row (a missing key is no error); the rows below move up, the cursor stays put."""
+        if key not in self._index:
+            return
+        self._keys.remove(key)
+        self._index = {k: i for i, k in enumerate(self._keys)}
+        self._texts.pop(key, None)
+        self._strips.pop((key, False), None)
+        self._strips.pop((key, True), None)
+        self.virtual_size = Size(self.size.width, len(self._keys) + 1)
+        self.cursor_row = max(0, min(self.cursor_row, len(self._keys) - 1))
+        self.refresh(layout=True)
+        key_now = self.key_at(self.cursor_row)
+        if key_now is not None:
+            self.post_message(self.Highlighted(key_now))
+
     @property
     def header(self) -> Text:
         return self._header
