@@ -62,7 +62,8 @@ async def test_a_labs_nodes_are_rows(lab, tmp_path: Path) -> None:
         await wait_for(pilot, lambda: state_of(app, "node-a") == "online" and state_of(app, "node-b") == "online")
         assert not isinstance(app.screen, WelcomeScreen)
         table = app.dashboard.table
-        assert list(table.rows) == ["node-a", "node-b"]
+        # the rows are painted on the dashboard's next paint, after the read that brought them
+        await wait_for(pilot, lambda: list(table.rows) == ["node-a", "node-b"], timeout=10)
         row = table.text_of("node-a").plain
         assert "node-a" in row and " 8 " in row and "$12.00/h" in row, row  # $1.5 a GPU-hour x 8
         assert app.fleet.views["node-a"].source == "prometheus:lab"
