@@ -36,7 +36,9 @@ class GpuPanel(TextPanel):
             return Text(_("no instance selected"), style="dim")
         t = Text()
         t.append(v.name, style="bold")
-        if v.config.host == "localhost":
+        if not v.ours:  # a lab's node: where its numbers come from, no login address
+            where = v.source
+        elif v.config.host == "localhost":
             where = _("this machine")
         elif not self.show_address:
             where = _("simulated, {provider}").format(provider=v.config.provider)
