@@ -351,8 +351,10 @@ class Fleet:
             view = self.views[name] = InstanceView(
                 node_config(name, cfg, gpus), source=where, history=HostHistory(self._settings[2])
             )
-        elif gpus and node_config(name, cfg, gpus).hourly_rate != view.config.hourly_rate:
-            view.config = node_config(name, cfg, gpus)
+        elif gpus:
+            fresh = node_config(name, cfg, gpus)
+            if fresh.hourly_rate != view.config.hourly_rate:  # a GPU came or went: the rate per GPU follows
+                view.config = fresh
         if reading is not None:
             view.xids = dict(reading.xids)
         state = ConnState.ONLINE if online else ConnState.OFFLINE
