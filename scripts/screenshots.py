@@ -80,6 +80,8 @@ SHOTS: list[tuple[str, tuple[int, int], list[str], Ready | None]] = [
     ("conda.svg", (80, 24), ["e"], conda_listed),
     ("env-check.svg", (100, 30), ["c"], env_checked),
     ("fit.svg", (80, 24), ["v"], fit_shown),
+    # README.zh-CN's picture: a name with `-zh-CN` is taken in Chinese
+    ("dashboard-zh-CN-80x24.svg", (80, 24), [], None),
 ]
 
 
@@ -92,7 +94,8 @@ async def until(pilot: Pilot[Any], check: Callable[[], bool], what: str, timeout
 
 
 async def shoot(name: str, size: tuple[int, int], keys: list[str], ready: Ready | None) -> None:
-    app = build_app(demo_source(seed=0, clock=lambda: FIXED_CLOCK), clock=lambda: FIXED_CLOCK)
+    language = "zh-CN" if "-zh-CN" in name else "en"
+    app = build_app(demo_source(seed=0, clock=lambda: FIXED_CLOCK), clock=lambda: FIXED_CLOCK, language=language)
     async with app.run_test(size=size) as pilot:
         if ready is None:
             await settle(app)
@@ -111,7 +114,7 @@ async def shoot(name: str, size: tuple[int, int], keys: list[str], ready: Ready 
         app.save_screenshot(name, str(OUT))
     print(f"wrote {OUT / name}")
     converter = shutil.which("rsvg-convert")
-    if converter:
+    if converter and language == "en":  # rsvg draws CJK as boxes without a CJK font; the SVG is read by browsers
         png = (OUT / name).with_suffix(".png")
         # rsvg collapses runs of spaces (columns!) unless told the text is preformatted
         svg = (OUT / name).read_text(encoding="utf-8").replace("<svg ", '<svg xml:space="preserve" ', 1)

@@ -52,13 +52,16 @@ ACTIONS: tuple[Action, ...] = (
     # not in the footer (it is full at 120 columns): help and the palette list it
     Action("fit", "v", N_("Fit"), N_("VRAM fit: will a model fit this fleet's GPUs"), show=False),
     Action("power_on", "p", N_("Power on"), N_("power a stopped imported instance on (provider API)")),
+    Action("sort", "o", N_("Sort"), N_("sort: config order, name, utilisation, idle GPUs, errors"), show=False),
+    Action("show_only", "w", N_("Show"), N_("show only: all, with idle GPUs, with errors"), show=False),
+    Action("find", "slash", N_("Find"), N_("show only the instances whose name holds a text"), show=False),
 )
 
 ACTION_IDS: tuple[str, ...] = tuple(a.id for a in ACTIONS)
 
 _BY_ID = {a.id: a for a in ACTIONS}
 
-_KEY_LABELS = {"question_mark": "?", "dollar_sign": "$"}
+_KEY_LABELS = {"question_mark": "?", "dollar_sign": "$", "slash": "/"}
 
 
 def action(action_id: str) -> Action:

@@ -81,9 +81,14 @@ AVAILABLE: dict[str, Check] = {
     "reconnect": _reconnect,
     "fit": lambda s, v: True,
     "power_on": lambda s, v: s.starter.check(v),
+    "sort": lambda s, v: True,
+    "show_only": lambda s, v: True,
+    "find": lambda s, v: True,
 }
 """When each action of the table can run: True, None (shown dimmed: not for this instance now)
 or False (hidden: never here, e.g. power keys in the demo)."""
 
-FOR_LAB_NODES = frozenset({"quit", "help", "detail", "fit", "cost", "add", "reconnect", "shutdown_all"})
+FOR_LAB_NODES = frozenset(
+    {"quit", "help", "detail", "fit", "cost", "add", "reconnect", "shutdown_all", "sort", "show_only", "find"}
+)
 """What a lab's node (its numbers from Prometheus, no login) leaves live; the rest is dimmed on it."""

@@ -27,6 +27,7 @@ from gpu_tui.services.jobs.watch import JobFinished
 from gpu_tui.ui.bindings import translate_bindings
 from gpu_tui.ui.dashboard import instance_keys, job_keys
 from gpu_tui.ui.dashboard.alerts import LaptopAlerts
+from gpu_tui.ui.dashboard.arrange_keys import ArrangeKeys
 from gpu_tui.ui.dashboard.available import AVAILABLE, FOR_LAB_NODES, configured
 from gpu_tui.ui.dashboard.context import KeptScreen
 from gpu_tui.ui.dashboard.money_warnings import MoneyWarnings
@@ -43,7 +44,7 @@ from gpu_tui.ui.screens.fit import FitScreen, fleet_cards
 from gpu_tui.ui.screens.forward import ForwardScreen
 from gpu_tui.ui.screens.sync import SyncScreen
 from gpu_tui.ui.source import FleetSource, Opened
-from gpu_tui.ui.widgets import FleetBar, GpuPanel, HostPanel, InstanceTable
+from gpu_tui.ui.widgets import FleetBar, FleetSummary, GpuPanel, HostPanel, InstanceTable
 from gpu_tui.ui.widgets.stable_footer import StableFooter
 
 __all__ = ["AVAILABLE", "DashboardScreen"]
@@ -112,6 +113,11 @@ class DashboardScreen(Screen[None]):
         self.forwards = Forwards(on_change=self._forward_changed)
         """Forwarded ports (`f`): they ride on the fleet's connections and live as long as the app."""
         self.table.forward_count = self.forwards.count
+        self.summary = FleetSummary(id="summary")
+        self.summary.keys = {
+            k: key_label(self.key_for(a)) for k, a in (("sort", "sort"), ("show", "show_only"), ("find", "find"))
+        }
+        self.arranger = ArrangeKeys(self, self.table, self.summary)
 
     # ----- the context the key handlers see (ui/dashboard/context.py)
     @property
@@ -154,6 +160,7 @@ class DashboardScreen(Screen[None]):
     # ----- layout and life
     def compose(self) -> ComposeResult:
         yield self.fleet_bar
+        yield self.summary
         yield self.table
         yield self.gpu_panel
         yield self.host_panel
@@ -175,11 +182,12 @@ class DashboardScreen(Screen[None]):
         self.gpu_panel.asks_password = opened.use_password is not None
         self.fleet_bar.currency = self.table.currency = self.host_panel.currency = s.currency
         self.table.idle_after = self.host_panel.idle_after = s.idle_minutes * 60.0
-        self.host_panel.idle_util = s.idle_util_percent
+        self.host_panel.idle_util = self.arranger.idle_util = s.idle_util_percent
         self.alerts.begin()
         now = self.clock()
         for view in fleet.views.values():
             self.table.show(view, now)
+        self.arranger.apply()
         self.table.focus()
         self.refresh_panels()
         if opened.balance is not None or opened.balances:
@@ -259,7 +267,7 @@ class DashboardScreen(Screen[None]):
         selected = self.table.selected_name
         views = self._fleet.views
         names: Iterable[str] = dirty
-        if any(name not in self.table.rows for name in dirty):  # new rows (a lab's nodes) in the fleet's order
+        if any(not self.table.has_row(name) for name in dirty):  # new rows (a lab's nodes) in the fleet's order
             order = {name: i for i, name in enumerate(views)}
             names = sorted(dirty, key=lambda n: order.get(n, -1))
         with self.app.batch_update():
@@ -283,6 +291,7 @@ class DashboardScreen(Screen[None]):
                 if now - painted.get(view.name, -TICK_SECONDS) >= TICK_SECONDS:
                     self.table.show(view, now)
             self.fleet_bar.refresh_from(self._fleet, now)
+            self.arranger.apply()
         billing = self._opened.billing if self._opened else None
         if billing is not None and billing.queued:
             self.start(billing.write_queued(), group="billing")
@@ -435,3 +444,12 @@ class DashboardScreen(Screen[None]):
 
     def action_reconnect(self) -> None:
         self._with_view(lambda v: instance_keys.reconnect(self, v))
+
+    def action_sort(self) -> None:
+        self.arranger.sort()
+
+    def action_show_only(self) -> None:
+        self.arranger.show()
+
+    def action_find(self) -> None:
+        self.arranger.find()

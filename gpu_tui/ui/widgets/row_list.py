@@ -64,53 +64,92 @@ class RowList(ScrollView, can_focus=True):
         super().__init__(**kw)
         self._header = header
         self._keys: list[str] = []
+        """The rows shown, in the order shown."""
         self._index: dict[str, int] = {}
+        """Shown key -> position."""
         self._texts: dict[str, Text] = {}
+        """Every row's text, shown or not, in the order the rows were added."""
+        self._arranged = False
+        """An `order_rows` order is in force: new rows wait for the next one instead of showing last."""
         self._strips: dict[tuple[str, bool], Strip] = {}
         self._strip_width = -1
 
     # ----- rows
     @property
     def rows(self) -> dict[str, int]:
-        """Row key -> position (config order)."""
+        """Shown row key -> position."""
         return self._index
 
     @property
     def row_count(self) -> int:
+        """Rows shown."""
         return len(self._keys)
+
+    @property
+    def known_count(self) -> int:
+        """Rows held, shown or not."""
+        return len(self._texts)
+
+    def has_row(self, key: str) -> bool:
+        """The row was added (it may be arranged out of sight)."""
+        return key in self._texts
 
     def set_row(self, key: str, text: Text) -> None:
         """Add the row, or replace its text; a row whose text is unchanged costs nothing."""
-        if key not in self._index:
-            self._index[key] = len(self._keys)
-            self._keys.append(key)
+        if key not in self._texts:
             self._texts[key] = text
-            self.virtual_size = Size(self.size.width, len(self._keys) + 1)  # the header, then the rows
-            self.refresh(layout=True)
-            if len(self._keys) == 1:
-                self.post_message(self.Highlighted(key))
+            if not self._arranged:
+                self._index[key] = len(self._keys)
+                self._keys.append(key)
+                self._rows_changed(self.key_at(self.cursor_row) if len(self._keys) > 1 else None)
             return
         if self._texts[key] == text:
             return
         self._texts[key] = text
         self._strips.pop((key, False), None)
         self._strips.pop((key, True), None)
-        self._refresh_row(self._index[key])
+        row = self._index.get(key)
+        if row is not None:
+            self._refresh_row(row)
 
     def remove_row(self, key: str) -> None:
         """Drop the row (a missing key is no error); the rows below move up, the cursor stays put."""
+        if key not in self._texts:
+            return
+        self._texts.pop(key, None)
+        self._strips.pop((key, False), None)
+        self._strips.pop((key, True), None)
         if key not in self._index:
             return
         self._keys.remove(key)
         self._index = {k: i for i, k in enumerate(self._keys)}
-        self._texts.pop(key, None)
-        self._strips.pop((key, False), None)
-        self._strips.pop((key, True), None)
-        self.virtual_size = Size(self.size.width, len(self._keys) + 1)
         self.cursor_row = max(0, min(self.cursor_row, len(self._keys) - 1))
+        self._rows_changed(None)
+
+    def order_rows(self, order: list[str] | None) -> None:
+        """Show only the rows of `order`, in that order (keys not added are left out); None: every
+        row, in the order added. The cursor stays on its row's key where that is still shown,
+        else it goes to the first row."""
+        if order is None:
+            keys, self._arranged = list(self._texts), False
+        else:
+            keys, self._arranged = [k for k in order if k in self._texts], True
+        if keys == self._keys:
+            return
+        before = self.key_at(self.cursor_row)
+        self._keys = keys
+        self._index = {k: i for i, k in enumerate(keys)}
+        row = self._index.get(before, 0) if before is not None else 0
+        self.set_reactive(RowList.cursor_row, row)  # no Highlighted for the old position: sent below
+        self._rows_changed(before)
+        self._scroll_to_cursor()
+
+    def _rows_changed(self, before: str | None) -> None:
+        """Rows came, went or moved: new height, a full repaint, and news if the cursor's key is another."""
+        self.virtual_size = Size(self.size.width, len(self._keys) + 1)  # the header, then the rows
         self.refresh(layout=True)
         key_now = self.key_at(self.cursor_row)
-        if key_now is not None:
+        if key_now is not None and key_now != before:
             self.post_message(self.Highlighted(key_now))
 
     @property
