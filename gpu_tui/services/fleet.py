@@ -16,6 +16,7 @@ from gpu_tui.config.settings import InstanceConfig, PrometheusConfig
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.metrics.dcgm import NodeReading
+from gpu_tui.core.metrics.dcgm_range import NodeHistory
 from gpu_tui.core.metrics.history import HostHistory
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, HostStats
 from gpu_tui.core.money.cost import cost_so_far, currency_of, per_currency
@@ -115,6 +116,8 @@ class InstanceView:
     """`ssh` (an instance gpu-tui logs in to) or `prometheus:NAME` (a lab's node: its numbers only)."""
     xids: Mapping[int, int] = field(default_factory=dict)
     """{GPU index: its last Xid} where that is not 0 (dcgm-exporter's, through Prometheus)."""
+    node: str | None = None
+    """A lab node's name in Prometheus (its Hostname label; the row's name may be cleaned of it)."""
 
     @property
     def ours(self) -> bool:
@@ -304,6 +307,15 @@ class Fleet:
             return
         self.monitors[name].retry_now()
 
+    async def lab_history(self, name: str, *, seconds: float, points: int) -> NodeHistory | None:
+        """A lab node's GPUs over the last `seconds`, from its Prometheus (None for a row that
+        is not a lab's node); GpuTuiError with one line when it cannot be read."""
+        view = self.views.get(name)
+        if view is None or view.ours or view.node is None:
+            return None
+        lab = self.labs[view.source.removeprefix("prometheus:")]
+        return await lab.history(view.node, seconds=seconds, points=points)
+
     # ----- a lab's nodes (issue 26): rows that come and go with what its Prometheus holds
     def _lab_read(self, read: LabRead) -> None:
         where = f"prometheus:{read.lab}"
@@ -330,6 +342,7 @@ class Fleet:
                 continue
             seen.add(name)
             self._node(name, where, cfg, reading, read.taken_at, None)
+            self.views[name].node = node
         for name in mine:
             if name not in seen:
                 self._node(name, where, cfg, None, read.taken_at, None)

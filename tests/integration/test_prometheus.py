@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -19,7 +20,7 @@ from sshhelp import run_gpu_tui
 from waiting import until_sync
 
 from gpu_tui.core.errors import AuthFailed, RemoteError, Unreachable
-from gpu_tui.services.monitor.prometheus import PromSource, read_fleet
+from gpu_tui.services.monitor.prometheus import PromSource, read_fleet, read_history
 
 
 @pytest.fixture
@@ -89,6 +90,31 @@ def test_a_label_selector_picks_the_fleet(lab) -> None:
     prom, _exporters = lab
     assert sorted(read(prom, match='{cluster="a"}').nodes) == ["node-a", "node-b", "node-c"]
     assert read(prom, match='cluster="b"').nodes == {}
+
+
+def history(prom: Prometheus, node: str, seconds: float = 40, **kw: object):
+    source = PromSource("lab", prom.url, **kw)  # type: ignore[arg-type]
+    return asyncio.run(read_history(source, node, end=time.time(), seconds=seconds, points=int(seconds) + 1))
+
+
+def test_a_nodes_history_from_query_range(lab) -> None:
+    """The detail screen's charts of a lab node: its GPUs' last minutes, that node only, on a
+    step grid (1 s here: 40 s in 41 points), what was scraped before a change and after it."""
+    prom, exporters = lab
+    until_sync(lambda: len(prom.query("DCGM_FI_DEV_GPU_UTIL[10s]")) == 11, 30, what="10 s of samples", step=0.3)
+    exporters["node-a"].values[2]["DCGM_FI_DEV_GPU_UTIL"] = 88.0
+    until_sync(lambda: read(prom).nodes["node-a"].gpus[2].utilization_gpu == 88, 30, what="88 % scraped", step=0.3)
+    got = history(prom, "node-a", match='{cluster="a"}')
+    assert got.step == 1.0 and got.points == 41
+    assert sorted(got.utilization) == list(range(8)) and sorted(got.memory_used_mib) == list(range(8))
+    util2 = [u for u in got.utilization[2] if u is not None]
+    assert util2[0] == 20.0 and util2[-1] == 88.0, util2  # before the change, then after it
+    assert got.utilization[2][0] is None  # 40 s ago Prometheus had not started: no sample, not a 0
+    assert {m for m in got.memory_used_mib[3] if m is not None} == {4096.0}
+    assert sorted(history(prom, "node-c").utilization) == [0]  # one GPU: node-a's are not mixed in
+    # a node it does not hold, or a name that is not one (quotes, a regex): nothing, no error
+    for odd in ("node-z", 'no"de', "node-.*", "nœud\\"):
+        assert history(prom, odd).utilization == {}, odd
 
 
 def test_bad_input_is_one_line(lab, tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ on a node gpu-tui does not log in to. A Prometheus that cannot be read is one ro
 
 from __future__ import annotations
 
+import re
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,8 +17,9 @@ from pilothelp import make_app
 from promhelp import DcgmExporter, NodeExporter, Prometheus, free_port, require_prometheus
 from waiting import until_sync, wait_for
 
-from gpu_tui.ui.screens import WelcomeScreen
+from gpu_tui.ui.screens import DetailScreen, WelcomeScreen
 from gpu_tui.ui.widgets.host_panel import HostPanel
+from gpu_tui.ui.widgets.text_strips import TextStrips
 
 
 @pytest.fixture
@@ -81,6 +84,44 @@ async def test_a_labs_nodes_are_rows(lab, tmp_path: Path) -> None:
         await wait_for(pilot, lambda: state_of(app, "node-b") == "offline", timeout=30)
         assert app.fleet.views["node-b"].message == "its exporter is down (Prometheus up == 0)"
         assert list(table.rows) == ["node-a", "node-b"]  # listed under the name it had
+
+
+def range_queries(prom: Prometheus) -> int:
+    """query_range requests Prometheus has answered, by its own /metrics."""
+    with urllib.request.urlopen(prom.url + "/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    return sum(
+        round(float(line.rsplit(" ", 1)[1]))
+        for line in text.splitlines()
+        if line.startswith("prometheus_http_requests_total{") and 'handler="/api/v1/query_range"' in line
+    )
+
+
+def charts_text(app) -> str:
+    screen = app.screen
+    return screen.query_one("#charts", TextStrips).text.plain if isinstance(screen, DetailScreen) else ""
+
+
+async def test_a_nodes_detail_charts_its_last_hour_from_prometheus(lab, tmp_path: Path) -> None:
+    prom, _exporters = lab
+    app = make_app(tmp_path, [], keys=lab_config(prom.url))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: list(app.dashboard.table.rows) == ["node-a", "node-b"], timeout=30)
+        await pilot.press("enter")  # node-a
+        await wait_for(
+            pilot, lambda: re.search(r"the last hour from Prometheus lab, a point every \d+ s", charts_text(app))
+        )
+        assert range_queries(prom) == 2  # for the node on screen only, whatever the lab's size
+        text = charts_text(app)
+        assert "minutes ago" in text and "gpu 7 70%" in text and "GPU utilisation %" in text, text
+        await pilot.press("escape")
+        # a Prometheus gone: the detail says why in one line, and charts what the dashboard kept
+        prom.stop()
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: "the last hour could not be read: unreachable: Prometheus lab: " in charts_text(app)
+        )
+        assert "seconds ago" in charts_text(app) and "Traceback" not in charts_text(app)
 
 
 async def test_a_prometheus_that_cannot_be_read_is_one_row_saying_why(tmp_path: Path) -> None:

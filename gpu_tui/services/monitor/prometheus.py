@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 from urllib.parse import urlencode
 
 from gpu_tui.config.secrets import SecretStore, env_var_name
@@ -19,9 +22,13 @@ from gpu_tui.config.settings import PrometheusConfig
 from gpu_tui.core.errors import AuthFailed, InputError, RemoteError, Unreachable
 from gpu_tui.core.i18n import _
 from gpu_tui.core.metrics.dcgm import NodeReading, PromAnswerError, fleet, queries, vector
-from gpu_tui.services.providers.http import NoAnswer, NotAUrl, fetch
+from gpu_tui.core.metrics.dcgm_range import NodeHistory, history_from, history_queries, matrix
+from gpu_tui.services.providers.http import Answer, NoAnswer, NotAUrl, fetch
 
-__all__ = ["PromRefresh", "PromSource", "lab_source", "read_fleet", "secret_key"]
+T = TypeVar("T")
+Matrix = list[tuple[dict[str, str], list[tuple[float, float | None]]]]
+
+__all__ = ["PromRefresh", "PromSource", "lab_source", "read_fleet", "read_history", "secret_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +102,18 @@ def _headers(source: PromSource) -> dict[str, str]:
 
 
 async def _query(source: PromSource, expr: str) -> tuple[list[tuple[dict[str, str], float | None]], int]:
-    url = source.url.rstrip("/") + "/api/v1/query?" + urlencode({"query": expr})
+    answer = await _ask(source, "query", {"query": expr})
+    return _read(source, answer, vector), len(answer.body)
+
+
+async def _query_range(source: PromSource, expr: str, start: float, end: float, step: float) -> tuple[Matrix, int]:
+    params = {"query": expr, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step:g}"}
+    answer = await _ask(source, "query_range", params)
+    return _read(source, answer, matrix), len(answer.body)
+
+
+async def _ask(source: PromSource, endpoint: str, params: dict[str, str]) -> Answer:
+    url = source.url.rstrip("/") + f"/api/v1/{endpoint}?" + urlencode(params)
     try:
         answer = await fetch("GET", url, headers=_headers(source), timeout=source.timeout)
     except NoAnswer as exc:
@@ -110,14 +128,17 @@ async def _query(source: PromSource, expr: str) -> tuple[list[tuple[dict[str, st
                 name=source.name, status=answer.status
             )
         )
+    return answer
+
+
+def _read(source: PromSource, answer: Answer, parse: Callable[[bytes], T]) -> T:
     try:
         # 400 and 422 carry Prometheus's own words about a query it refused
-        rows = vector(answer.body)
+        return parse(answer.body)
     except PromAnswerError as exc:
         raise RemoteError(
             _("Prometheus {name} (HTTP {status}): {reason}").format(name=source.name, status=answer.status, reason=exc)
         ) from None
-    return rows, len(answer.body)
 
 
 async def read_fleet(source: PromSource) -> PromRefresh:
@@ -126,3 +147,13 @@ async def read_fleet(source: PromSource) -> PromRefresh:
     answers = await asyncio.gather(*(_query(source, expr) for expr in asked.values()))
     by_key = {key: rows for key, (rows, _size) in zip(asked, answers, strict=True)}
     return PromRefresh(fleet(by_key), len(asked), sum(size for _rows, size in answers))
+
+
+async def read_history(source: PromSource, node: str, *, end: float, seconds: float, points: int) -> NodeHistory:
+    """`node`'s GPUs over the `seconds` before `end`, at about `points` steps (whole seconds):
+    two range queries, sent at once."""
+    step = float(max(1, math.ceil(seconds / max(1, points - 1))))
+    start = end - step * (max(2, points) - 1)
+    asked = history_queries(node, source.match)
+    answers = await asyncio.gather(*(_query_range(source, expr, start, end, step) for expr in asked.values()))
+    return history_from({key: rows for key, (rows, _size) in zip(asked, answers, strict=True)}, start, end, step)

@@ -20,8 +20,9 @@ from gpu_tui.config.settings import InstanceConfig, PrometheusConfig
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.metrics.dcgm import NodeReading
+from gpu_tui.core.metrics.dcgm_range import NodeHistory
 from gpu_tui.core.models import GpuFrame, HostStats
-from gpu_tui.services.monitor.prometheus import PromSource, read_fleet
+from gpu_tui.services.monitor.prometheus import PromSource, read_fleet, read_history
 
 __all__ = ["LabRead", "LabWatch", "node_config", "node_frame", "node_name", "node_state", "node_stats"]
 
@@ -54,21 +55,29 @@ class LabWatch:
         self.name, self.cfg = name, cfg
         self._source, self._on_read, self._clock = source, on_read, clock
         self._poke = asyncio.Event()
+        self._found: PromSource | None = None
+        """The source with its secret, once looked up (None again after a failed read)."""
 
     def poke(self) -> None:
         """Read now (the user asked to reconnect)."""
         self._poke.set()
 
+    async def _source_now(self) -> PromSource:
+        if self._found is None:
+            self._found = await asyncio.to_thread(self._source)
+        return self._found
+
+    async def history(self, node: str, *, seconds: float, points: int) -> NodeHistory:
+        """`node`'s last `seconds` (the detail screen's charts); GpuTuiError with one line."""
+        return await read_history(await self._source_now(), node, end=self._clock(), seconds=seconds, points=points)
+
     async def run(self) -> None:
-        source: PromSource | None = None
         while True:
             try:
-                if source is None:
-                    source = await asyncio.to_thread(self._source)
-                got = await read_fleet(source)
+                got = await read_fleet(await self._source_now())
                 read = LabRead(self.name, got.nodes, None, self._clock())
             except GpuTuiError as exc:
-                source = None  # the secret is looked up again: it may have been stored since
+                self._found = None  # the secret is looked up again: it may have been stored since
                 read = LabRead(self.name, None, exc.line(), self._clock())
             self._on_read(read)
             self._poke.clear()

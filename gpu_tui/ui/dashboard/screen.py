@@ -20,6 +20,7 @@ from textual.timer import Timer
 
 from gpu_tui.core.actions import ACTIONS, action, key_label
 from gpu_tui.core.i18n import N_, _
+from gpu_tui.core.metrics.dcgm_range import NodeHistory
 from gpu_tui.services.events import ConnState, GpuFrameReceived, HostStatsReceived, StateChanged
 from gpu_tui.services.fleet import Fleet, FleetEvent, HostReplaced, InstanceView, ViewRemoved
 from gpu_tui.services.forwards import ForwardEvent, Forwards
@@ -368,9 +369,12 @@ class DashboardScreen(Screen[None]):
         self._with_view(self._open_detail)
 
     def _open_detail(self, view: InstanceView) -> None:
-        detail = self.kept("detail", lambda: DetailScreen(view, self.clock))
+        detail = self.kept("detail", lambda: DetailScreen(view, self.clock, self._lab_history))
         detail.show(view)
         self.push(detail)
+
+    async def _lab_history(self, name: str, seconds: float, points: int) -> NodeHistory | None:
+        return None if self._fleet is None else await self._fleet.lab_history(name, seconds=seconds, points=points)
 
     def action_run_job(self) -> None:
         self._with_view(lambda v: job_keys.run_job(self, v))
