@@ -21,7 +21,13 @@ from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_mone
 from gpu_tui.services.billing import Billing
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.monitor.prometheus import lab_source
-from gpu_tui.services.status import InstanceStatus, collect_status, prometheus_status, status_json
+from gpu_tui.services.status import (
+    InstanceStatus,
+    collect_status,
+    one_row_per_node,
+    prometheus_status,
+    status_json,
+)
 
 __all__ = ["run_status", "format_table", "record_uptimes"]
 
@@ -137,7 +143,7 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
         found = await asyncio.gather(ssh, *prom)
         return [st for part in found for st in part]
 
-    statuses = asyncio.run(everything())
+    statuses = one_row_per_node(asyncio.run(everything()), {i.name: i.host for i in instances})
     record_uptimes([st for st in statuses if st.source == "ssh"], paths, instances)
     currencies = {i.name: settings.currency_of(i) for i in instances}
     for name, lab in labs.items():

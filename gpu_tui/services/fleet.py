@@ -9,18 +9,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from gpu_tui.config.settings import InstanceConfig, PrometheusConfig
 from gpu_tui.core.i18n import _
-from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.metrics.dcgm import NodeReading
 from gpu_tui.core.metrics.dcgm_range import NodeHistory
 from gpu_tui.core.metrics.history import HostHistory
-from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, HostStats
-from gpu_tui.core.money.cost import cost_so_far, currency_of, per_currency
-from gpu_tui.core.slurm import SlurmNode
+from gpu_tui.core.models import GpuErrorKind
+from gpu_tui.core.money.cost import currency_of, per_currency
 from gpu_tui.remote.host import Host
 from gpu_tui.services.events import (
     ConnState,
@@ -44,6 +42,7 @@ from gpu_tui.services.monitor.promwatch import (
     node_state,
     node_stats,
 )
+from gpu_tui.services.monitor.view import InstanceView
 from gpu_tui.services.monitor.watchloop import WatchLoop, WatchMode, WatchModeChanged
 
 __all__ = ["Fleet", "FleetEvent", "HostReplaced", "InstanceView", "Lab", "ViewRemoved"]
@@ -80,89 +79,6 @@ Lab = tuple[str, PrometheusConfig, Callable[[], PromSource]]
 """A lab's Prometheus: its name, its config entry, and its source with the secret (blocking)."""
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class InstanceView:
-    """Everything known about one instance right now."""
-
-    config: InstanceConfig
-    state: ConnState = ConnState.CONNECTING
-    message: str | None = None
-    retry_at: float | None = None
-    fingerprint: str | None = None
-    key_line: str | None = None
-    frame: GpuFrame | None = None
-    gpu_error: GpuError | None = None
-    processes: tuple[GpuProcess, ...] = ()
-    stats: HostStats | None = None
-    # uptime is read every few seconds; between readings it advances with the clock
-    uptime_base: tuple[float, int] | None = None
-    history: HostHistory = field(default_factory=HostHistory)
-    jobs: tuple[JobInfo, ...] = ()
-    """The instance's jobs, oldest first (refreshed every few seconds while online)."""
-    jobs_listed: bool = False
-    """A job listing has arrived at least once (until then `jobs` is empty for lack of news)."""
-    autostop: AutostopReceived | None = None
-    cluster: tuple[SlurmNode, ...] = ()
-    """A SLURM login node's nodes (partition, GPUs in use / in all); empty elsewhere."""
-    """The autostop watchdog's last known state (read every 15 s while online)."""
-    gpus_idle_since: float | None = None
-    """When every GPU last went below the idle threshold (None: some GPU is busy, or unknown)."""
-    watch_note: str | None = None
-    """Set when the on-instance watch loop cannot run and gpu-tui polls instead
-    (`polling fallback: <why>`): the host panel shows it. None while the loop runs."""
-    source: str = "ssh"
-    """`ssh` (an instance gpu-tui logs in to) or `prometheus:NAME` (a lab's node: its numbers only)."""
-    xids: Mapping[int, int] = field(default_factory=dict)
-    """{GPU index: its last Xid} where that is not 0 (dcgm-exporter's, through Prometheus)."""
-    node: str | None = None
-    """A lab node's name in Prometheus (its Hostname label; the row's name may be cleaned of it)."""
-
-    @property
-    def ours(self) -> bool:
-        """gpu-tui logs in to it: jobs, shell, sync, power. A lab's node is watched, not driven."""
-        return self.source == "ssh"
-
-    @property
-    def current_job(self) -> JobInfo | None:
-        """The job `l` opens: the newest running one, else the newest."""
-        running = [j for j in self.jobs if j.state == "running"]
-        candidates = running or self.jobs
-        return candidates[-1] if candidates else None
-
-    @property
-    def name(self) -> str:
-        return self.config.name
-
-    @property
-    def shown_state(self) -> str:
-        """The state word of CONTRACTS.md: `gpu error` wins over `online` when GPUs are unreadable."""
-        if self.state is ConnState.ONLINE and self.gpu_error is not None:
-            return "online" if self.gpu_error.kind is GpuErrorKind.NO_JOB else "gpu error"
-        return str(self.state)
-
-    def uptime_seconds(self, now: float) -> int | None:
-        if self.uptime_base is None:
-            return None
-        seen_at, up = self.uptime_base
-        return up + int(max(0.0, now - seen_at)) if self.state is ConnState.ONLINE else up
-
-    @property
-    def billing(self) -> bool:
-        """Reachable instances bill; one we have never reached is not counted."""
-        return self.state is ConnState.ONLINE
-
-    def cost_so_far(self, now: float) -> float | None:
-        if not self.ours:  # a lab node's uptime is since its boot, not since anyone paid for it
-            return None
-        return cost_so_far(self.config.hourly_rate, self.uptime_seconds(now))
-
-    def idle_seconds(self, now: float) -> float | None:
-        """How long it has been billing with every GPU idle and no job running; None if not idle."""
-        if not self.billing or self.gpus_idle_since is None or any(j.state == "running" for j in self.jobs):
-            return None
-        return max(0.0, now - self.gpus_idle_since)
 
 
 class Fleet:
@@ -311,9 +227,9 @@ class Fleet:
         """A lab node's GPUs over the last `seconds`, from its Prometheus (None for a row that
         is not a lab's node); GpuTuiError with one line when it cannot be read."""
         view = self.views.get(name)
-        if view is None or view.ours or view.node is None:
+        if view is None or view.gpus_from is None or view.node is None:
             return None
-        lab = self.labs[view.source.removeprefix("prometheus:")]
+        lab = self.labs[view.gpus_from.removeprefix("prometheus:")]
         return await lab.history(view.node, seconds=seconds, points=points)
 
     # ----- a lab's nodes (issue 26): rows that come and go with what its Prometheus holds
@@ -321,11 +237,14 @@ class Fleet:
         where = f"prometheus:{read.lab}"
         cfg = self.labs[read.lab].cfg
         mine = [n for n, v in self.views.items() if v.source == where and n != where]
+        shared = {n for n, v in self.views.items() if v.ours and v.gpus_from == where}
         if read.nodes is None:
             if not mine:  # nothing known yet: the lab's own row says why
                 self._node(where, where, cfg, None, read.taken_at, read.error)
             for name in mine:
                 self._node(name, where, cfg, None, read.taken_at, read.error)
+            for name in shared:
+                self._own_gpus(name)
             return
         if where in self.views:
             del self.views[where]
@@ -337,15 +256,41 @@ class Fleet:
             name = node_name(node)
             other = self.views.get(name) or ssh_hosts.get(node)
             if other is not None and other.source != where:
-                # an SSH entry of that host gives the numbers; Prometheus adds what it knows besides
-                other.xids = dict(reading.xids)
+                self._shared_node(other, where, node, reading, read.taken_at)
+                seen.add(other.name)
                 continue
             seen.add(name)
             self._node(name, where, cfg, reading, read.taken_at, None)
-            self.views[name].node = node
+            self.views[name].node, self.views[name].gpus_from = node, where
         for name in mine:
             if name not in seen:
                 self._node(name, where, cfg, None, read.taken_at, None)
+        for name in shared - seen:
+            self._own_gpus(name)
+
+    def _shared_node(self, view: InstanceView, where: str, node: str, reading: NodeReading, taken_at: float) -> None:
+        """An SSH entry that is a lab's node is one row: its GPU numbers from Prometheus while
+        Prometheus has them (its own nvidia-smi stream rests), jobs, logs and the rest over SSH."""
+        view.xids = dict(reading.xids)
+        if not node_state(reading)[0]:
+            self._own_gpus(view.name)
+            return
+        first = view.gpus_from != where
+        view.node, view.gpus_from = node, where
+        monitor = self.monitors.get(view.name)
+        if monitor is not None:
+            monitor.gpus_from_elsewhere(True)
+        if first and view.gpu_error is not None:
+            self._handle(GpuErrorChanged(view.name, None))  # its own stream's fault is not the numbers' now
+        self._handle(GpuFrameReceived(view.name, node_frame(reading, taken_at)))
+
+    def _own_gpus(self, name: str) -> None:
+        """Back to the entry's own nvidia-smi stream (its node left Prometheus, or went dark there)."""
+        view = self.views[name]
+        view.gpus_from = None
+        monitor = self.monitors.get(name)
+        if monitor is not None:
+            monitor.gpus_from_elsewhere(False)
 
     def _node(
         self,

@@ -21,8 +21,9 @@ from gpu_tui.core.money.cost import cost_so_far
 from gpu_tui.remote.host import Host
 from gpu_tui.services.monitor import probes
 from gpu_tui.services.monitor.prometheus import PromSource, read_fleet
+from gpu_tui.services.monitor.promwatch import node_name
 
-__all__ = ["InstanceStatus", "sample_host", "collect_status", "prometheus_status", "status_json"]
+__all__ = ["InstanceStatus", "sample_host", "collect_status", "one_row_per_node", "prometheus_status", "status_json"]
 
 
 @dataclass(slots=True)
@@ -46,6 +47,8 @@ class InstanceStatus:
     """Where its numbers come from: `ssh` (an instance gpu-tui logs in to) or `prometheus:NAME`."""
     xids: dict[int, int] = field(default_factory=dict)
     """{GPU index: its last Xid} where that is not 0 (dcgm-exporter's, through Prometheus)."""
+    gpus_from: str | None = None
+    """Where `gpus` come from when not `source`: an SSH entry that is a lab's node (`prometheus:NAME`)."""
 
     @property
     def uptime_seconds(self) -> int | None:
@@ -67,6 +70,7 @@ class InstanceStatus:
             "cost_so_far": self.cost_so_far,
             "gpus": [g.as_json() for g in self.gpus],
             "source": self.source,
+            "gpus_from": self.gpus_from or self.source,
             "xids": [{"gpu": gpu, "xid": xid, "meaning": XID_WORDS.get(xid)} for gpu, xid in sorted(self.xids.items())],
         }
 
@@ -160,4 +164,22 @@ async def prometheus_status(name: str, source: PromSource, rate: float, per: str
             down = down or say(N_("no GPU series in Prometheus"))
             st.error, st.error_en, st.error_title = down.text, down.english, "unreachable"
         out.append(st)
+    return out
+
+
+def one_row_per_node(statuses: Sequence[InstanceStatus], ssh_hosts: Mapping[str, str]) -> list[InstanceStatus]:
+    """A lab's node that is also an SSH entry (by the entry's name, or its `host`; `ssh_hosts`:
+    name -> host) is one row, the entry's, as in the dashboard: its GPUs Prometheus's where
+    Prometheus reads them (`gpus_from`), its Xids added; login, uptime and cost over SSH."""
+    entries = {s.name: s for s in statuses if s.source == "ssh"}
+    by_host = {host: entries[name] for name, host in ssh_hosts.items() if name in entries}
+    out = []
+    for st in statuses:
+        entry = None if st.source == "ssh" else entries.get(node_name(st.name)) or by_host.get(st.name)
+        if entry is None:
+            out.append(st)
+            continue
+        entry.xids = dict(st.xids)
+        if st.online and st.gpus:
+            entry.gpus, entry.gpu_error, entry.gpus_from = st.gpus, None, st.source
     return out

@@ -179,6 +179,25 @@ def test_status_lists_a_labs_nodes(lab, tmp_path: Path) -> None:
     assert f"  [1] Xid 79: {fell}" in table.stdout.splitlines()
 
 
+def test_status_one_row_for_an_instance_that_is_a_labs_node(lab, sshd_factory, tmp_path: Path) -> None:
+    """An SSH entry named as a lab's node: one entry, the instance's, with the lab's GPU numbers
+    and Xids; its login, uptime and cost over SSH."""
+    prom, exporters = lab
+    exporters["node-b"].values[1]["DCGM_FI_DEV_XID_ERRORS"] = 79.0
+    until_sync(lambda: read(prom).nodes["node-b"].xids == {1: 79}, 30, what="node-b's Xid scraped", step=0.3)
+    box = sshd_factory("node-b")  # its own nvidia-smi: the H100 capture, one GPU
+    extra = f'\n[prometheus.lab]\nurl = "{prom.url}"\nhourly_rate = 1.5\n'
+    res = run_gpu_tui(tmp_path, [box], "status", "--json", config_extra=extra)
+    assert res.returncode == 3, res.stderr  # the Xid is a fault to look at
+    rows = json.loads(res.stdout)["instances"]
+    assert [i["name"] for i in rows] == ["node-b", "node-a", "node-c"]
+    b = rows[0]
+    assert (b["source"], b["gpus_from"], b["online"], len(b["gpus"])) == ("ssh", "prometheus:lab", True, 2)
+    assert [g["utilization_gpu"] for g in b["gpus"]] == [0, 10] and isinstance(b["uptime_seconds"], int)
+    assert [x["xid"] for x in b["xids"]] == [79]
+    assert rows[1]["source"] == rows[1]["gpus_from"] == "prometheus:lab"
+
+
 def test_status_says_when_the_prometheus_cannot_be_read(tmp_path: Path) -> None:
     extra = f'\n[prometheus.lab]\nurl = "http://127.0.0.1:{free_port()}"\n'
     res = run_gpu_tui(tmp_path, [], "status", "--json", config_extra=extra)

@@ -48,9 +48,10 @@ def test_status_json_for_a_fleet(sshd_fleet, tmp_path: Path) -> None:
             "cost_so_far",
             "gpus",
             "source",
+            "gpus_from",
             "xids",
         }
-        assert inst["source"] == "ssh" and inst["xids"] == []
+        assert inst["source"] == inst["gpus_from"] == "ssh" and inst["xids"] == []
         assert inst["currency"] == "¥"  # the settings' (no instance has its own)
         assert inst["online"] is True and inst["error"] is None and inst["gpu_error"] is None
         assert isinstance(inst["uptime_seconds"], int) and inst["uptime_seconds"] >= 0

@@ -1,6 +1,7 @@
 """services/fleet's rows for a lab's nodes (issue 26), read by read: the lab's own row while
 nothing is known and it cannot be read, gone once its nodes come; a node gone from Prometheus
-offline under its name; a node that is also an SSH entry stays that entry's row (its Xids added);
+offline under its name; a node that is also an SSH entry stays that entry's row (its Xids added, its GPU numbers
+Prometheus's while it has them);
 a rate per GPU follows the node's GPU count. The real Prometheus is tests/ui/test_prometheus_pilot."""
 
 from __future__ import annotations
@@ -61,8 +62,23 @@ def test_a_node_gone_from_prometheus_stays_offline_and_its_rate_follows_its_gpus
 def test_a_node_that_is_an_ssh_entry_is_that_entrys_row() -> None:
     box = InstanceConfig(name="box", host="gpu-07")
     fleet, _seen = make([box])
-    fleet._lab_read(LabRead("lab", {"gpu-07": NodeReading("gpu-07", gpus(2), True, {1: 79})}, None, 1))
-    assert list(fleet.views) == ["box"] and fleet.views["box"].xids == {1: 79} and fleet.views["box"].ours
+    fleet._lab_read(LabRead("lab", {"gpu-07": NodeReading("gpu-07", gpus(2, util=61), True, {1: 79})}, None, 1))
+    box_view = fleet.views["box"]
+    assert list(fleet.views) == ["box"] and box_view.xids == {1: 79} and box_view.ours
+    # its GPU numbers are Prometheus's while Prometheus has them; its own stream rests
+    assert box_view.gpus_from == "prometheus:lab" and box_view.node == "gpu-07"
+    assert box_view.frame is not None and [g.utilization_gpu for g in box_view.frame.gpus] == [61, 61]
+    assert fleet.monitors["box"]._gpus_elsewhere
+    # its exporter down, or the node gone from Prometheus: back to its own stream
+    fleet._lab_read(LabRead("lab", {"gpu-07": NodeReading("gpu-07", gpus(2), False)}, None, 2))
+    assert box_view.gpus_from is None and not fleet.monitors["box"]._gpus_elsewhere
+    fleet._lab_read(LabRead("lab", {"gpu-07": NodeReading("gpu-07", gpus(2), True)}, None, 3))
+    assert box_view.gpus_from == "prometheus:lab"
+    fleet._lab_read(LabRead("lab", {}, None, 4))
+    assert box_view.gpus_from is None and list(fleet.views) == ["box"]
+    fleet._lab_read(LabRead("lab", {"gpu-07": NodeReading("gpu-07", gpus(2), True)}, None, 5))
+    fleet._lab_read(LabRead("lab", None, "unreachable: Prometheus lab: refused", 6))
+    assert box_view.gpus_from is None and box_view.message is None  # the lab's fault is not the instance's
 
 
 def test_a_hostname_an_instance_name_cannot_hold_is_made_one() -> None:

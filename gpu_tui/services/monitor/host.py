@@ -114,6 +114,23 @@ class HostMonitor:
         self.state = ConnState.CONNECTING
         self._gpu_count: int | None = None  # learned per host; kept across reconnects
         self._scope_seen: str | None = None
+        self._gpus_elsewhere = False
+        self._gpu_task: asyncio.Task[None] | None = None
+        """The session's nvidia-smi stream (None between sessions, or while elsewhere)."""
+
+    def gpus_from_elsewhere(self, elsewhere: bool) -> None:
+        """Another source reports this host's GPUs (its lab's Prometheus, issue 26): no nvidia-smi
+        stream runs here while it does. False: the stream starts again (the next session's, or
+        now while connected)."""
+        if elsewhere == self._gpus_elsewhere:
+            return
+        self._gpus_elsewhere = elsewhere
+        if elsewhere and self._gpu_task is not None:
+            task, self._gpu_task = self._gpu_task, None
+            task.cancel()  # its stream's channel closes as it unwinds
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())  # retrieved: never "never retrieved"
+        elif not elsewhere and self.state is ConnState.ONLINE and self.host.connected:
+            self._gpu_task = asyncio.create_task(self._gpu_loop(), name=f"{self.name}-gpu")
 
     def retry_now(self) -> None:
         """Skip the current wait (backoff, or a failure waiting for the user) and connect again."""
@@ -180,14 +197,14 @@ class HostMonitor:
             await self.host.close()
 
     async def _session(self) -> str:
-        tasks = [
-            asyncio.create_task(self._gpu_loop(), name=f"{self.name}-gpu"),
-            asyncio.create_task(self._stats_or_watch(), name=f"{self.name}-stats"),
-        ]
+        stats = asyncio.create_task(self._stats_or_watch(), name=f"{self.name}-stats")
+        if not self._gpus_elsewhere:
+            self._gpu_task = asyncio.create_task(self._gpu_loop(), name=f"{self.name}-gpu")
         try:
             exc = await self.host.wait_closed()
         finally:
-            await cancel_and_wait(tasks)
+            gpu, self._gpu_task = self._gpu_task, None
+            await cancel_and_wait([stats] if gpu is None else [stats, gpu])
         return str(exc) if exc else _("connection closed")
 
     async def _gpu_loop(self) -> None:

@@ -149,7 +149,7 @@ class DetailScreen(Screen[None]):
 
     def _ask_history(self) -> None:
         v, ask = self._view, self._history
-        if ask is None or v.ours or v.node is None:
+        if ask is None or v.gpus_from is None or v.node is None:
             return
         width = max(40, self.size.width - 4)
 
@@ -182,9 +182,9 @@ class DetailScreen(Screen[None]):
     def _note(self) -> Text | None:
         """Where a lab node's charts come from, or why not from its Prometheus."""
         v = self._view
-        if self._history is None or v.ours or v.node is None:
+        if self._history is None or v.gpus_from is None or v.node is None:
             return None
-        lab = v.source.removeprefix("prometheus:")
+        lab = v.gpus_from.removeprefix("prometheus:")
         if self._lab is None:
             return Text(_("asking Prometheus {lab} for the last hour…").format(lab=lab), style="dim")
         if self._lab.error is not None:

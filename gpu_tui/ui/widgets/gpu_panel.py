@@ -44,6 +44,8 @@ class GpuPanel(TextPanel):
             where = _("simulated, {provider}").format(provider=v.config.provider)
         else:
             where = f"{v.config.user}@{v.config.host}:{v.config.port}"
+        if v.ours and v.gpus_from is not None:  # one of a lab's nodes too: its GPU numbers are the lab's
+            where += "  " + _("GPUs from {source}").format(source=v.gpus_from)
         t.append(f"  {where}  ", style="dim")
         t.append_text(state_text(v, now))
         up = v.uptime_seconds(now)
