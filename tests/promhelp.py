@@ -63,6 +63,8 @@ class DcgmExporter:
             }
             for i in range(gpus)
         ]
+        self.pods: dict[int, tuple[str, str]] = {}
+        """{GPU index: (namespace, pod)} as dcgm-exporter labels a GPU allotted to a Kubernetes pod."""
         self.scrapes = 0
         exporter = self
 
@@ -96,6 +98,8 @@ class DcgmExporter:
                     f'gpu="{i}",UUID="GPU-{self.node}-{i:04d}",device="nvidia{i}",modelName="{self.model}",'
                     f'Hostname="{self.node}",DCGM_FI_DRIVER_VERSION="550.54.15"'
                 )
+                if i in self.pods:
+                    labels += f',namespace="{self.pods[i][0]}",pod="{self.pods[i][1]}",container="main"'
                 lines.append(f"{metric}{{{labels}}} {gpu[metric]}")
         return "\n".join(lines) + "\n"
 
@@ -137,8 +141,9 @@ class NodeExporter(DcgmExporter):
 
 
 class Prometheus:
-    """Debian's prometheus on 127.0.0.1, scraping `targets` every second (job `dcgm`), and
-    `node_targets` (job `node`), as a lab scrapes node_exporter apart from dcgm-exporter."""
+    """Debian's prometheus on 127.0.0.1, scraping `targets` every second (job `dcgm`; or every
+    `scrape_seconds`), and `node_targets` (job `node`), as a lab scrapes node_exporter apart
+    from dcgm-exporter."""
 
     def __init__(
         self,
@@ -147,14 +152,20 @@ class Prometheus:
         *,
         labels: dict[str, str] | None = None,
         node_targets: list[str] | None = None,
+        scrape_seconds: int = 1,
     ) -> None:
+        """`scrape_seconds`: 1 in tests; a lab's own 15 in benchmarks."""
         self.binary = require_prometheus()
         self.root = root
         self.port = free_port()
         root.mkdir(parents=True, exist_ok=True)
         static = {"targets": targets, **({"labels": labels} if labels else {})}
         config = {
-            "global": {"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
+            "global": {
+                "scrape_interval": f"{scrape_seconds}s",
+                "evaluation_interval": f"{scrape_seconds}s",
+                "scrape_timeout": f"{900 * scrape_seconds if scrape_seconds < 10 else 10_000}ms",
+            },
             "scrape_configs": [{"job_name": "dcgm", "static_configs": [static]}]
             + (
                 [

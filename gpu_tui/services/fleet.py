@@ -271,7 +271,7 @@ class Fleet:
     def _shared_node(self, view: InstanceView, where: str, node: str, reading: NodeReading, taken_at: float) -> None:
         """An SSH entry that is a lab's node is one row: its GPU numbers from Prometheus while
         Prometheus has them (its own nvidia-smi stream rests), jobs, logs and the rest over SSH."""
-        view.xids = dict(reading.xids)
+        view.xids, view.pods = dict(reading.xids), dict(reading.pods)
         if not node_state(reading)[0]:
             self._own_gpus(view.name)
             return
@@ -314,7 +314,7 @@ class Fleet:
             if fresh.hourly_rate != view.config.hourly_rate:  # a GPU came or went: the rate per GPU follows
                 view.config = fresh
         if reading is not None:
-            view.xids = dict(reading.xids)
+            view.xids, view.pods = dict(reading.xids), dict(reading.pods)
         state = ConnState.ONLINE if online else ConnState.OFFLINE
         if (view.state, view.message) != (state, why):
             self._handle(StateChanged(name, state, message=why))

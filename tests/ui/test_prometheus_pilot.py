@@ -70,6 +70,8 @@ async def test_a_labs_nodes_are_rows(lab, tmp_path: Path) -> None:
         row = table.text_of("node-a").plain
         assert "node-a" in row and " 8 " in row and "$12.00/h" in row, row  # $1.5 a GPU-hour x 8
         assert app.fleet.views["node-a"].source == "prometheus:lab"
+        # nothing on a node's row moves with the clock (no cost so far): the tick leaves it be
+        assert "node-a" not in table.clocked and "node-b" not in table.clocked
         # node_exporter's figures, joined by its nodename; a quarter of 4 CPUs busy
         await wait_for(pilot, lambda: "load 2.5" in host_text(app) and "RAM 16.0/64.0G" in host_text(app))
         assert "from Prometheus lab" in host_text(app)
@@ -80,6 +82,9 @@ async def test_a_labs_nodes_are_rows(lab, tmp_path: Path) -> None:
         # an Xid, then an exporter down: the fault in words; the node offline with the reason
         exporters["node-a"].values[5]["DCGM_FI_DEV_XID_ERRORS"] = 79.0
         await wait_for(pilot, lambda: "GPU 5: Xid 79: the GPU has fallen off the bus" in host_text(app), timeout=30)
+        # on Kubernetes, dcgm-exporter names the pod each GPU is allotted to
+        exporters["node-a"].pods[6] = ("team-a", "train-7f9c")
+        await wait_for(pilot, lambda: "pods\n  gpu 6  team-a/train-7f9c" in host_text(app), timeout=30)
         exporters["node-b"].stop()
         await wait_for(pilot, lambda: state_of(app, "node-b") == "offline", timeout=30)
         assert app.fleet.views["node-b"].message == "its exporter is down (Prometheus up == 0)"

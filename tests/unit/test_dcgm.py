@@ -18,7 +18,9 @@ def answer(*series: tuple[dict[str, str], str]) -> bytes:
 def test_one_query_per_metric_with_the_selector() -> None:
     q = queries('{cluster="a"}')
     keep = "Hostname, instance, gpu, UUID, modelName"
-    assert q["util"] == f'max by ({keep}) (DCGM_FI_DEV_GPU_UTIL{{cluster="a"}})' and q["up"] == 'up{cluster="a"}'
+    pods = "namespace, pod, pod_namespace, pod_name"
+    assert q["util"] == f'max by ({keep}, {pods}) (DCGM_FI_DEV_GPU_UTIL{{cluster="a"}})'
+    assert q["up"] == 'up{cluster="a"}'
     assert queries('cluster="a"') == q and queries()["fb_used"] == f"max by ({keep}) (DCGM_FI_DEV_FB_USED)"
     assert 'last_over_time(DCGM_FI_DEV_GPU_UTIL{cluster="a"}[1h])' in q["names"]
 
@@ -145,3 +147,22 @@ def test_node_exporter_queries_carry_the_selector() -> None:
     assert q["n_load"] == 'max by (instance) (node_load1{cluster="a"})'
     assert 'node_cpu_seconds_total{cluster="a",mode="idle"}[1m]' in q["n_busy"]
     assert queries()["n_cpus"] == 'count by (instance) (node_cpu_seconds_total{mode="idle"})'
+
+
+def test_a_gpus_kubernetes_pod_from_either_label_set() -> None:
+    """dcgm-exporter names the pod a GPU is allotted to (`pod`/`namespace`, or `pod_name`/
+    `pod_namespace` under --use-old-namespace); a GPU no pod holds has none, and two pods
+    sharing one GPU (time-slicing) are both named, while the GPU's reading stays one."""
+    base = {"Hostname": "n1", "instance": "10.0.0.1:9400", "UUID": "GPU-1", "modelName": "H100"}
+    util = vector(
+        answer(
+            ({**base, "gpu": "0", "namespace": "team-a", "pod": "train-7f9c"}, "90"),
+            ({**base, "gpu": "1", "pod_namespace": "team-b", "pod_name": "notebook-0"}, "5"),
+            ({**base, "gpu": "2"}, "0"),
+            ({**base, "gpu": "3", "namespace": "team-a", "pod": "infer-1"}, "40"),
+            ({**base, "gpu": "3", "namespace": "team-c", "pod": "infer-2"}, "40"),
+        )
+    )
+    node = fleet({"util": util})["n1"]
+    assert node.pods == {0: ("team-a/train-7f9c",), 1: ("team-b/notebook-0",), 3: ("team-a/infer-1", "team-c/infer-2")}
+    assert [g.index for g in node.gpus] == [0, 1, 2, 3] and node.gpus[3].utilization_gpu == 40

@@ -5,9 +5,11 @@ dcgm-exporter's documented names (its default-counters.csv): `DCGM_FI_DEV_GPU_UT
 `DCGM_FI_DEV_FB_USED` / `DCGM_FI_DEV_FB_FREE` (MiB; the card's total is their sum),
 `DCGM_FI_DEV_POWER_USAGE` (W), `DCGM_FI_DEV_GPU_TEMP` (°C), `DCGM_FI_DEV_XID_ERRORS` (the last
 Xid, 0 for none); labels `gpu` (the index), `UUID`, `modelName`, `Hostname` (the node),
-`device`, and on Kubernetes `pod` / `namespace`. `up` is Prometheus's own: 0 is an exporter it
-could not scrape; only the `up` of a dcgm-exporter counts (a lab's Prometheus scrapes many other
-jobs), known by its target having exported GPU series in the last hour or by its scrape job.
+`device`, and on Kubernetes `pod` / `namespace` (`pod_name` / `pod_namespace` under its
+`--use-old-namespace`): the pod each GPU is allotted to, read from the utilisation series.
+`up` is Prometheus's own: 0 is an exporter it could not scrape; only the `up` of a dcgm-exporter
+counts (a lab's Prometheus scrapes many other jobs), known by its target having exported GPU
+series in the last hour or by its scrape job.
 node_exporter's load, memory, CPUs and boot time (core/metrics/nodeexporter) join a node by its
 `nodename`, else by its target's host.
 
@@ -62,9 +64,13 @@ class NodeReading:
     """{GPU index: the last Xid} for GPUs whose last Xid is not 0."""
     host: NodeHost | None = None
     """What node_exporter says of the node; None where it exports nothing."""
+    pods: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    """{GPU index: the Kubernetes pods it is allotted to, `namespace/pod`} where dcgm-exporter says."""
 
 
 _KEEP = "Hostname, instance, gpu, UUID, modelName"
+_POD_LABELS = (("namespace", "pod"), ("pod_namespace", "pod_name"))
+"""dcgm-exporter's Kubernetes labels, then those of its --use-old-namespace."""
 
 
 def queries(match: str = "") -> dict[str, str]:
@@ -76,6 +82,8 @@ def queries(match: str = "") -> dict[str, str]:
     sel = "{" + inner + "}" if inner else ""
     # only the labels read here come back (a series of dcgm-exporter carries ten or more)
     out = {key: f"max by ({_KEEP}) ({name}{sel})" for key, name in METRICS.items()}
+    pods = ", ".join(label for pair in _POD_LABELS for label in pair)
+    out["util"] = f"max by ({_KEEP}, {pods}) ({METRICS['util']}{sel})"  # a GPU's pod, once
     out["up"] = "up" + sel
     # which exporter (`instance`) is which node, over the last hour: a node whose exporter went
     # down keeps its name (its series are gone from an instant query the moment a scrape fails)
@@ -147,6 +155,7 @@ def fleet(answers: Mapping[str, list[tuple[dict[str, str], float | None]]]) -> d
             if labels.get("job"):
                 jobs.add(labels["job"])
     per_gpu: dict[tuple[str, int], dict[str, object]] = {}
+    pods: dict[str, dict[int, set[str]]] = {}
     for key in METRICS:
         for labels, value in answers.get(key, []):
             node, gpu = node_of(labels), labels.get("gpu", "")
@@ -154,6 +163,9 @@ def fleet(answers: Mapping[str, list[tuple[dict[str, str], float | None]]]) -> d
                 continue
             row = per_gpu.setdefault((node, int(gpu)), {"uuid": labels.get("UUID"), "name": labels.get("modelName")})
             row[key] = value
+            pod = _pod(labels) if key == "util" else None
+            if pod is not None:
+                pods.setdefault(node, {}).setdefault(int(gpu), set()).add(pod)
     ups: dict[str, bool] = {}
     for labels, value in answers.get("up", []):
         instance = labels.get("instance", "")
@@ -189,4 +201,24 @@ def fleet(answers: Mapping[str, list[tuple[dict[str, str], float | None]]]) -> d
     # a host that runs several nodes' exporters (a test bench, a proxy) says nothing of which one
     single = {host: next(iter(found)) for host, found in by_host.items() if len(found) == 1}
     hosts = node_hosts(answers, single, set(host_of.values()))
-    return {n: NodeReading(n, tuple(nodes.get(n, ())), ups.get(n), xids.get(n, {}), hosts.get(n)) for n in names}
+    return {
+        n: NodeReading(
+            n,
+            tuple(nodes.get(n, ())),
+            ups.get(n),
+            xids.get(n, {}),
+            hosts.get(n),
+            {gpu: tuple(sorted(held)) for gpu, held in sorted(pods.get(n, {}).items())},
+        )
+        for n in names
+    }
+
+
+def _pod(labels: Mapping[str, str]) -> str | None:
+    """`namespace/pod` of a series that names its pod, else None."""
+    for ns_label, pod_label in _POD_LABELS:
+        pod = labels.get(pod_label)
+        if pod:
+            ns = labels.get(ns_label)
+            return f"{ns}/{pod}" if ns else pod
+    return None

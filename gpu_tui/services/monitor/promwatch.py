@@ -72,7 +72,9 @@ class LabWatch:
         return await read_history(await self._source_now(), node, end=self._clock(), seconds=seconds, points=points)
 
     async def run(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
+            started = loop.time()
             try:
                 got = await read_fleet(await self._source_now())
                 read = LabRead(self.name, got.nodes, None, self._clock())
@@ -81,8 +83,11 @@ class LabWatch:
                 read = LabRead(self.name, None, exc.line(), self._clock())
             self._on_read(read)
             self._poke.clear()
+            # every refresh_seconds from one read's start to the next: a read of hundreds of
+            # nodes takes seconds, which must not stretch the period
             try:
-                await asyncio.wait_for(self._poke.wait(), self.cfg.refresh_seconds)
+                refresh = self.cfg.refresh_seconds
+                await asyncio.wait_for(self._poke.wait(), max(0.2 * refresh, started + refresh - loop.time()))
             except TimeoutError:
                 pass
 

@@ -52,6 +52,8 @@ class InstanceView:
     """`ssh` (an instance gpu-tui logs in to) or `prometheus:NAME` (a lab's node: its numbers only)."""
     xids: Mapping[int, int] = field(default_factory=dict)
     """{GPU index: its last Xid} where that is not 0 (dcgm-exporter's, through Prometheus)."""
+    pods: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    """{GPU index: the Kubernetes pods it is allotted to} (dcgm-exporter's, through Prometheus)."""
     node: str | None = None
     """A lab node's name in Prometheus (its Hostname label; the row's name may be cleaned of it)."""
     gpus_from: str | None = None

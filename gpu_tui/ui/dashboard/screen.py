@@ -285,11 +285,13 @@ class DashboardScreen(Screen[None]):
             return
         now = self.clock()
         painted = self._painted_at
+        views = self._fleet.views
         with self.app.batch_update():
-            for view in self._fleet.views.values():
+            for name in list(self.table.clocked):
                 # cost and countdown cells; a row whose GPUs move was rebuilt by _paint within
                 # the last tick, and building it again would only find the same text
-                if now - painted.get(view.name, -TICK_SECONDS) >= TICK_SECONDS:
+                view = views.get(name)
+                if view is not None and now - painted.get(name, -TICK_SECONDS) >= TICK_SECONDS:
                     self.table.show(view, now)
             self.fleet_bar.refresh_from(self._fleet, now)
             self.arranger.apply()

@@ -83,7 +83,10 @@ def chart(
             lines.append(Line([((i - n + 1) * step_minutes, v) for i, v in enumerate(values)], style))
         legend_text.append("━━ ", style=style)
         legend_text.append(label + "   ")
-    out = chart_rows(lines, width=width, height=height, ylim=(0.0, ymax), title=title, xlabel=xlabel)
+    # a lab's hour spans the hour, however little of it Prometheus holds
+    n_max = max((len(v) for v in series.values()), default=0)
+    xlim = None if step_minutes is None or n_max < 2 else ((1 - n_max) * step_minutes, 0.0)
+    out = chart_rows(lines, width=width, height=height, ylim=(0.0, ymax), xlim=xlim, title=title, xlabel=xlabel)
     if legend:
         out.append(legend_text)
     return out

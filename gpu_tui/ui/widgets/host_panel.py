@@ -139,8 +139,12 @@ class HostPanel(TextPanel):
                 mem = "-" if p.used_memory_mib is None else f"{p.used_memory_mib} MiB"
                 name = printable(p.process_name) if p.process_name else _("[not visible in container]")
                 t.append(f"\n  gpu {'?' if gpu is None else gpu}  pid {p.pid or '?':>7}  {mem:>10}  {name}")
-        elif v.frame is not None:
+        elif v.frame is not None and not v.pods:
             t.append("\n" + _("no GPU processes"), style="dim")
+        if v.pods:  # a Kubernetes node: which pod each GPU is allotted to (remote text: printable)
+            t.append("\n" + _("pods"), style="bold")
+            for gpu, pods in sorted(v.pods.items()):
+                t.append(f"\n  gpu {gpu}  " + ", ".join(printable(p) for p in pods))
         return t
 
     def show(self, v: InstanceView | None, now: float | None = None) -> None:

@@ -98,6 +98,10 @@ class InstanceTable(RowList):
         """Seconds of billing idle after which a row says `online idle` (settings.idle_minutes)."""
         self.forward_count: Callable[[str], int] | None = None
         """How many ports of an instance are forwarded (the `⇄N` after its name)."""
+        self.clocked: set[str] = set()
+        """Rows whose text moves with the clock alone (cost so far, a reconnect countdown, an
+        idle time short of `idle_after`): the dashboard's tick rebuilds these, not the rest (a
+        lab's hundreds of nodes change only when their numbers do)."""
         self.on_move: Callable[[], None] | None = None
         """Called as soon as the cursor moved (any key, the mouse), before the next frame: the
         Highlighted message arrives a frame or two later under load, and the panels showing
@@ -137,10 +141,22 @@ class InstanceTable(RowList):
         line = _line(self.cells_for(v, now), self.widths)
         self.set_row(v.name, line)  # repaints that one line, and only if it changed
         self._lines[v.name] = line
+        if self._moves_with_clock(v, now):
+            self.clocked.add(v.name)
+        else:
+            self.clocked.discard(v.name)
+
+    def _moves_with_clock(self, v: InstanceView, now: float) -> bool:
+        """The row's text can change with `now` alone (what cells_for reads of the clock)."""
+        if v.cost_so_far(now) is not None or (v.shown_state == "offline" and v.retry_at is not None):
+            return True
+        idle = v.idle_seconds(now)
+        return self.idle_after is not None and idle is not None and idle < self.idle_after
 
     def remove_row(self, key: str) -> None:
         super().remove_row(key)
         self._lines.pop(key, None)
+        self.clocked.discard(key)
 
     @property
     def selected_name(self) -> str | None:
