@@ -33,6 +33,7 @@ __all__ = [
     "PromAnswerError",
     "fleet",
     "node_of",
+    "prom_result",
     "queries",
     "vector",
 ]
@@ -93,9 +94,9 @@ def queries(match: str = "") -> dict[str, str]:
     return out
 
 
-def vector(body: bytes) -> list[tuple[dict[str, str], float | None]]:
-    """An instant query's answer (`/api/v1/query`) as (labels, value); a NaN or an unreadable
-    value is None. PromAnswerError for an error answer or one that is not a vector."""
+def prom_result(body: bytes, result_type: str, what: str) -> list[object]:
+    """The `data.result` list of a Prometheus HTTP API answer of `result_type` (`vector`,
+    `matrix`); PromAnswerError for an error answer, or one that is not JSON or not `what`."""
     try:
         doc = json.loads(body)
     except ValueError as exc:
@@ -105,10 +106,17 @@ def vector(body: bytes) -> list[tuple[dict[str, str], float | None]]:
     if doc.get("status") != "success":
         raise PromAnswerError(f"{doc.get('errorType') or 'error'}: {doc.get('error') or 'no reason given'}")
     data = doc.get("data")
-    if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
-        raise PromAnswerError("the answer is not an instant vector")
+    result = data.get("result") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("resultType") != result_type or not isinstance(result, list):
+        raise PromAnswerError(f"the answer is not {what}")
+    return result
+
+
+def vector(body: bytes) -> list[tuple[dict[str, str], float | None]]:
+    """An instant query's answer (`/api/v1/query`) as (labels, value); a NaN or an unreadable
+    value is None. PromAnswerError for an error answer or one that is not a vector."""
     out: list[tuple[dict[str, str], float | None]] = []
-    for item in data["result"]:
+    for item in prom_result(body, "vector", "an instant vector"):
         if not isinstance(item, dict) or not isinstance(item.get("metric"), dict):
             continue
         labels = {str(k): str(v) for k, v in item["metric"].items()}

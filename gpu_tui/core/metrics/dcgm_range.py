@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from gpu_tui.core.metrics.dcgm import METRICS, PromAnswerError
+from gpu_tui.core.metrics.dcgm import METRICS, prom_result
 
 __all__ = ["NodeHistory", "history_from", "history_queries", "matrix", "promql_string"]
 
@@ -70,19 +70,8 @@ def history_queries(node: str, match: str = "") -> dict[str, str]:
 def matrix(body: bytes) -> list[tuple[dict[str, str], list[tuple[float, float | None]]]]:
     """A range query's answer (`/api/v1/query_range`) as (labels, [(time, value)]); a NaN or an
     unreadable value is None. PromAnswerError for an error answer or one that is not a matrix."""
-    try:
-        doc = json.loads(body)
-    except ValueError as exc:
-        raise PromAnswerError(f"not JSON: {body[:80]!r}") from exc
-    if not isinstance(doc, dict):
-        raise PromAnswerError("not a JSON object")
-    if doc.get("status") != "success":
-        raise PromAnswerError(f"{doc.get('errorType') or 'error'}: {doc.get('error') or 'no reason given'}")
-    data = doc.get("data")
-    if not isinstance(data, dict) or data.get("resultType") != "matrix" or not isinstance(data.get("result"), list):
-        raise PromAnswerError("the answer is not a range vector")
     out: list[tuple[dict[str, str], list[tuple[float, float | None]]]] = []
-    for item in data["result"]:
+    for item in prom_result(body, "matrix", "a range vector"):
         if not isinstance(item, dict) or not isinstance(item.get("metric"), dict):
             continue
         labels = {str(k): str(v) for k, v in item["metric"].items()}
