@@ -35,6 +35,7 @@ __all__ = [
     "node_of",
     "prom_result",
     "queries",
+    "selector_inner",
     "vector",
 ]
 
@@ -74,12 +75,18 @@ _POD_LABELS = (("namespace", "pod"), ("pod_namespace", "pod_name"))
 """dcgm-exporter's Kubernetes labels, then those of its --use-old-namespace."""
 
 
-def queries(match: str = "") -> dict[str, str]:
-    """{key: PromQL} of one refresh; `match` a label selector such as `{cluster="a"}` (braces
-    optional), applied to every metric and to `up`."""
+def selector_inner(match: str) -> str:
+    """A label selector such as `{cluster="a"}` without its braces (which are optional)."""
     inner = match.strip()
     if inner.startswith("{") and inner.endswith("}"):
         inner = inner[1:-1].strip()
+    return inner
+
+
+def queries(match: str = "") -> dict[str, str]:
+    """{key: PromQL} of one refresh; `match` a label selector such as `{cluster="a"}` (braces
+    optional), applied to every metric and to `up`."""
+    inner = selector_inner(match)
     sel = "{" + inner + "}" if inner else ""
     # only the labels read here come back (a series of dcgm-exporter carries ten or more)
     out = {key: f"max by ({_KEEP}) ({name}{sel})" for key, name in METRICS.items()}

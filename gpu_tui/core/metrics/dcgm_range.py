@@ -14,11 +14,13 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from gpu_tui.core.metrics.dcgm import METRICS, prom_result
+from gpu_tui.core.metrics.dcgm import METRICS, prom_result, selector_inner
 
-__all__ = ["NodeHistory", "history_from", "history_queries", "matrix", "promql_string"]
+__all__ = ["Matrix", "NodeHistory", "history_from", "history_queries", "matrix", "promql_string"]
 
 HISTORY_METRICS = ("util", "fb_used")
+Matrix = list[tuple[dict[str, str], list[tuple[float, float | None]]]]
+"""A range query's answer: (labels, [(time, value or None)]) per series."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +45,7 @@ def promql_string(value: str) -> str:
 
 
 def _selector(node: str, match: str, by_target: bool) -> str:
-    inner = match.strip()
-    if inner.startswith("{") and inner.endswith("}"):
-        inner = inner[1:-1].strip()
+    inner = selector_inner(match)
     # `Hostname=""` matches a series without the label: an exporter that names no host
     picked = (
         f'Hostname="", instance=~{promql_string(re.escape(node) + "(:[0-9]+)?")}'
@@ -67,10 +67,10 @@ def history_queries(node: str, match: str = "") -> dict[str, str]:
     return out
 
 
-def matrix(body: bytes) -> list[tuple[dict[str, str], list[tuple[float, float | None]]]]:
+def matrix(body: bytes) -> Matrix:
     """A range query's answer (`/api/v1/query_range`) as (labels, [(time, value)]); a NaN or an
     unreadable value is None. PromAnswerError for an error answer or one that is not a matrix."""
-    out: list[tuple[dict[str, str], list[tuple[float, float | None]]]] = []
+    out: Matrix = []
     for item in prom_result(body, "matrix", "a range vector"):
         if not isinstance(item, dict) or not isinstance(item.get("metric"), dict):
             continue
@@ -89,7 +89,7 @@ def matrix(body: bytes) -> list[tuple[dict[str, str], list[tuple[float, float | 
 
 
 def history_from(
-    answers: dict[str, list[tuple[dict[str, str], list[tuple[float, float | None]]]]],
+    answers: dict[str, Matrix],
     start: float,
     end: float,
     step: float,

@@ -22,11 +22,10 @@ from gpu_tui.config.settings import PrometheusConfig
 from gpu_tui.core.errors import AuthFailed, InputError, RemoteError, Unreachable
 from gpu_tui.core.i18n import _
 from gpu_tui.core.metrics.dcgm import NodeReading, PromAnswerError, fleet, queries, vector
-from gpu_tui.core.metrics.dcgm_range import NodeHistory, history_from, history_queries, matrix
+from gpu_tui.core.metrics.dcgm_range import Matrix, NodeHistory, history_from, history_queries, matrix
 from gpu_tui.services.providers.http import Answer, NoAnswer, NotAUrl, fetch
 
 T = TypeVar("T")
-Matrix = list[tuple[dict[str, str], list[tuple[float, float | None]]]]
 
 __all__ = ["PromRefresh", "PromSource", "lab_source", "read_fleet", "read_history", "secret_key"]
 

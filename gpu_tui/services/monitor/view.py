@@ -40,9 +40,9 @@ class InstanceView:
     jobs_listed: bool = False
     """A job listing has arrived at least once (until then `jobs` is empty for lack of news)."""
     autostop: AutostopReceived | None = None
+    """The autostop watchdog's last known state (read every 15 s while online)."""
     cluster: tuple[SlurmNode, ...] = ()
     """A SLURM login node's nodes (partition, GPUs in use / in all); empty elsewhere."""
-    """The autostop watchdog's last known state (read every 15 s while online)."""
     gpus_idle_since: float | None = None
     """When every GPU last went below the idle threshold (None: some GPU is busy, or unknown)."""
     watch_note: str | None = None

@@ -177,8 +177,8 @@ class DetailScreen(Screen[None]):
             return dict(lab.utilization), dict(lab.memory_used_mib), lab.step / 60
         hist = self._view.history.gpus
         return (
-            {i: [None if u is None else float(u) for u in h.utilization] for i, h in hist.items()},
-            {i: [None if m is None else float(m) for m in h.memory_used_mib] for i, h in hist.items()},
+            {i: list(h.utilization) for i, h in hist.items()},
+            {i: list(h.memory_used_mib) for i, h in hist.items()},
             None,
         )
 
