@@ -65,9 +65,11 @@ async def test_an_ssh_instance_that_is_a_labs_node_is_one_row_with_the_labs_numb
         view = app.fleet.views["node-a"]
         assert view.ours and view.gpus_from == "prometheus:lab" and view.node == "node-a"
         await wait_for(pilot, lambda: list(app.dashboard.table.rows) == ["node-a", "node-b"], timeout=10)
-        # its own stream is closed while Prometheus gives the numbers; the connection stays
+        # its own stream is closed while Prometheus gives the numbers; the connection stays.
+        # Prometheus can answer before the SSH login does: wait for the login, then the stream.
+        await wait_for(pilot, lambda: view.shown_state == "online", timeout=30)
         await wait_for(pilot, lambda: gpu_streams(box.pid) == 0, timeout=15)
-        assert view.shown_state == "online"
+        assert view.shown_state == "online" and view.gpus_from == "prometheus:lab"
         panel = app.query_one(GpuPanel).render_view(view, app.dashboard.clock()).plain
         assert "GPUs from prometheus:lab" in panel, panel
         # its exporter down: back to its own nvidia-smi, the row stays online over SSH
