@@ -24,6 +24,7 @@ from gpu_tui.commands.args.env import add_env_parser
 from gpu_tui.commands.args.fit import add_fit_parser
 from gpu_tui.commands.args.forward import add_forward_parser
 from gpu_tui.commands.args.jobs import JOB_COMMANDS, add_job_parsers
+from gpu_tui.commands.args.kill import add_kill_parser
 from gpu_tui.commands.args.metrics import add_metrics_parser
 from gpu_tui.commands.args.notify import add_notify_parser
 from gpu_tui.commands.args.provider import add_provider_parsers
@@ -53,6 +54,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sync": ("sync_cmd", "run_sync_command"),
     "env": ("env_cmd", "run_env"),
     "metrics": ("metrics_cmd", "run_metrics"),
+    "kill": ("kill_cmd", "run_kill"),
     "autostop": ("autostop_cmd", "run_autostop"),
     "fit": ("fit_cmd", "run_fit"),
     "forward": ("forward_cmd", "run_forward"),
@@ -108,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_shutdown_parsers(sub)
     add_job_parsers(sub)
     add_metrics_parser(sub)
+    add_kill_parser(sub)
     add_env_parser(sub)
     add_conda_parser(sub)
     add_ssh_parser(sub)

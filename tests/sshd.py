@@ -96,6 +96,7 @@ import shlex
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -247,6 +248,11 @@ def capture_query_gpu(capture: str | None = None) -> dict[str, tuple[str, str]]:
     table = nvsmi.Table(text, "gpu")
     row = table.rows[0]
     return {n: (table.headers[n], nvsmi.with_unit(row[n], nvsmi.unit_of(table.headers[n]))) for n in table.names}
+
+
+def capture_gpu_rows(inst: SshdInstance) -> list[dict[str, str]]:
+    """The GPU rows the instance's fake nvidia-smi prints now (index, uuid, pci.bus_id...)."""
+    return nvsmi.CaptureSource(str(inst.nvsmi_dir), str(inst.root / "captures")).gpu_rows()
 
 
 def _world_usable(path: str) -> bool:
@@ -638,6 +644,8 @@ class SshdInstance:
         self.dir = self.root / (dir_name or name)
         self.bin_dir = self.dir / "bin"
         self.nvsmi_dir = self.dir / "nvsmi"
+        self.sys_dir = self.dir / "sys"
+        """GPU_TUI_SYSROOT: the GPUs' device files and driver files (make_gpu_devices)."""
         self.conda_state_dir = self.dir / "conda"
         self.config_path = self.dir / "sshd_config"
         self.log_path = self.dir / "sshd.log"
@@ -826,6 +834,43 @@ class SshdInstance:
             return
         values = [percent] if isinstance(percent, (int, str)) else list(percent)
         self._write_state("utilization", ",".join(str(v) for v in values))
+
+    def set_apps(self, rows: Iterable[str] | None) -> None:
+        """The compute apps the fake prints instead of the capture's, `GPU_INDEX, PID, NAME,
+        MEMORY` per row (a container's driver: host pids, `[Not Found]`, `[N/A]`); None: the
+        capture's again."""
+        path = self.nvsmi_dir / "apps"
+        if rows is None:
+            path.unlink(missing_ok=True)
+        else:
+            self._write_file(path, "\n".join(rows))
+
+    def make_gpu_devices(self, count: int, *, information: bool = True) -> list[Path]:
+        """Stand-ins for the GPUs' device files under the instance's GPU_TUI_SYSROOT (which every
+        session gets): ``dev/nvidia0..count-1`` plus nvidiactl and nvidia-uvm, character devices
+        (mknod of /dev/null's numbers, so anyone may open them), and, with `information`, the
+        driver's ``proc/driver/nvidia/gpus/BUS/information`` per GPU naming its minor, bus id
+        and UUID as the fake nvidia-smi reports them. Returns the nvidia<N> paths."""
+        dev = self.sys_dir / "dev"
+        dev.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for name in [f"nvidia{i}" for i in range(count)] + ["nvidiactl", "nvidia-uvm"]:
+            path = dev / name
+            if not path.exists():
+                os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+                os.chmod(path, 0o666)
+            if name[6:].isdigit():
+                paths.append(path)
+        if information:
+            for row in capture_gpu_rows(self):
+                bus = row["pci.bus_id"].lower()[4:]  # 00000000:10:00.0 -> 0000:10:00.0, as the driver names it
+                d = self.sys_dir / "proc/driver/nvidia/gpus" / bus
+                d.mkdir(parents=True, exist_ok=True)
+                (d / "information").write_text(
+                    f"Model: \t\t {row.get('name', '?')}\nIRQ:   \t\t 95\nGPU UUID: \t {row['uuid']}\n"
+                    f"Bus Location: \t {bus}\nDevice Minor: \t {row['index']}\nGPU Excluded:\t No\n"
+                )
+        return paths
 
     def remove_nvidia_smi(self) -> None:
         """Simulate a CPU-only instance: ``nvidia-smi`` is no longer found (exit 127)."""
@@ -1222,6 +1267,7 @@ class SshdInstance:
         env = {
             "PATH": f"{self.bin_dir}:{SBIN_PATH if user == ROOT_USER else USER_PATH}",
             "FAKE_NVSMI_DIR": str(self.nvsmi_dir),
+            "GPU_TUI_SYSROOT": str(self.sys_dir),
             ENV_MARK: str(self.dir),
             "TMUX_TMPDIR": str(self.dir / "tmp"),
         }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import math
 import sys
 from collections.abc import Awaitable, Callable
@@ -17,10 +18,11 @@ from gpu_tui.commands.support.notify_before import ship_before
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
-from gpu_tui.core.errors import InputError
+from gpu_tui.core.errors import InputError, RemoteError
 from gpu_tui.core.fit.oomfit import oom_fit_text
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo, JobRequest, RunAsk, new_job_id
+from gpu_tui.core.metrics.holders import Attribution
 from gpu_tui.core.text import printable
 from gpu_tui.core.trainlog.failures import NO_SPACE
 from gpu_tui.core.trainlog.hints import disk_full, disk_full_text, frame_text, hint_for
@@ -32,6 +34,9 @@ from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.jobs import runner as jobsvc
 from gpu_tui.services.jobs.follow import LogFollower
 from gpu_tui.services.jobs.sched import scheduler_for
+from gpu_tui.services.monitor.freegpu import read_holders
+
+log = logging.getLogger(__name__)
 
 __all__ = ["run_job_command", "jobs_json"]
 
@@ -79,8 +84,9 @@ def _iso(epoch: int | None) -> str | None:
     return None if epoch is None else format_iso_utc(epoch)
 
 
-def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, object]:
-    """The `jobs --json` object of CONTRACTS.md."""
+def jobs_json(infos: list[JobInfo], state_dir_abs: str | None, holders: Attribution | None = None) -> dict[str, object]:
+    """The `jobs --json` object of CONTRACTS.md (`holders`: who holds the GPUs now, for each
+    running job's `vram_mib`)."""
     out = []
     for j in infos:
         req = j.facts.request
@@ -118,6 +124,7 @@ def jobs_json(infos: list[JobInfo], state_dir_abs: str | None) -> dict[str, obje
                 "scheduler_job_id": j.facts.scheduler_job_id,
                 "node": j.facts.node,
                 "reason": j.facts.scheduler_reason,
+                "vram_mib": holders.job_mib(j.id) if holders is not None and j.state == "running" else None,
             }
         )
     return {"jobs": out}
@@ -213,7 +220,14 @@ async def _jobs(args: argparse.Namespace, host: Host, inst: InstanceConfig) -> i
             )
     infos = await jobsvc.list_jobs(host, inst)
     if args.json:
-        print(json.dumps(jobs_json(infos, await jobsvc.state_dir_path(host, inst)), ensure_ascii=False))
+        holders = None
+        if any(j.state == "running" for j in infos):
+            try:
+                holders, _scan = await read_holders(host, inst)
+            except RemoteError as exc:  # the VRAM stays null; the listing is what was asked for
+                log.info("%s: jobs: who holds the GPUs: %s", inst.name, exc)
+        state_dir = await jobsvc.state_dir_path(host, inst)
+        print(json.dumps(jobs_json(infos, state_dir, holders), ensure_ascii=False))
     elif infos:
         print(_table(infos))
     elif not args.prune:

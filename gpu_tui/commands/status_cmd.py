@@ -21,6 +21,7 @@ from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_mone
 from gpu_tui.services.billing import Billing
 from gpu_tui.services.hosts import build_ssh_host
 from gpu_tui.services.monitor.prometheus import lab_source
+from gpu_tui.services.statedir import shell_state_dir
 from gpu_tui.services.status import (
     InstanceStatus,
     collect_status,
@@ -138,7 +139,8 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
     sources = {name: lab_source(name, lab, secrets, timeout=timeout) for name, lab in labs.items()}
 
     async def everything() -> list[InstanceStatus]:
-        ssh = collect_status(hosts, overall_timeout=timeout + 20)
+        states = {i.name: shell_state_dir(i) for i in instances}
+        ssh = collect_status(hosts, overall_timeout=timeout + 20, states=states)
         prom = [prometheus_status(name, sources[name], lab.hourly_rate, lab.rate_per) for name, lab in labs.items()]
         found = await asyncio.gather(ssh, *prom)
         return [st for part in found for st in part]

@@ -54,6 +54,7 @@ ACTIONS: tuple[Action, ...] = (
     Action("power_on", "p", N_("Power on"), N_("power a stopped imported instance on (provider API)")),
     Action("sort", "o", N_("Sort"), N_("sort: config order, name, utilisation, idle GPUs, errors"), show=False),
     Action("show_only", "w", N_("Show"), N_("show only: all, with idle GPUs, with errors"), show=False),
+    Action("gpu_processes", "P", N_("GPU procs"), N_("who holds each GPU's memory; end a process"), show=False),
     Action("find", "slash", N_("Find"), N_("show only the instances whose name holds a text"), show=False),
 )
 

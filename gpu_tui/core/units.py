@@ -156,6 +156,12 @@ def format_mib_as_gib(mib: float | None) -> str:
     return MISSING if value is None else f"{value / 1024:.1f}"
 
 
+def format_mib(mib: float | None) -> str:
+    """MiB with thousands separators and its unit: `15872` -> `15,872 MiB`; `-` when unknown."""
+    value = _finite(mib)
+    return MISSING if value is None else f"{value:,.0f} MiB"
+
+
 # ratios and money
 
 

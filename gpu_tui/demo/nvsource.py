@@ -59,7 +59,7 @@ class DemoSource(Source):
     def rows(self, kind: str, t: float, tick: int, fields: list[str]) -> list[dict[str, str]]:
         sim = self.sim
         if kind == "apps":
-            return [dict(sim.app_values(a, t), _gpu=str(a.gpu)) for a in sim.profile.apps]
+            return [dict(sim.app_values(a, t), _gpu=str(a.gpu)) for a in sim.live_apps()]
         moving = any(n not in sim.gpus[0].static and n != "timestamp" for n in fields)
         return [{**g.static, **(g.reading(t) if moving else {})} for g in sim.gpus]
 

@@ -81,6 +81,9 @@ class AppSpec:
     name: str | None
     memory_share: float | None
     """Share of the GPU's used memory; None prints `[N/A]` (MIG mode)."""
+    holder: tuple[int, str] | None = None
+    """A host pid's process as the container sees it (its pid there, its command line): it holds
+    the GPU's device file (demo/holders.py). None: another container's, not seen here."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +180,9 @@ DEFAULT_PROFILES: tuple[Profile, ...] = (
         ),
         apps=(
             AppSpec(0, 1843, "/root/miniconda3/envs/llm/bin/python", 0.92),
-            AppSpec(0, 2907, None, 0.07),
+            AppSpec(
+                0, 2907, None, 0.07, holder=(412, "/root/miniconda3/bin/python -m ipykernel_launcher -f kernel.json")
+            ),
         ),
         jobs=(
             JobSpec(

@@ -10,6 +10,8 @@ optionally a `tick` to repeat every `interval` seconds for as long as the channe
   `--query-compute-apps=...`, `--version`, `-L`, and no arguments (the default table), in the
   real formats (docs/FIELD_NOTES.md); an unknown field gives nvidia-smi's error and exit 2;
   a profile with a broken driver gives its failure text and status for every call.
+- the holders scan (probes.holders_command): demo/holders.py's lines; ending one of them
+  (freegpu.end_command): it is gone at once;
 - the stats probe of gpu_tui/services/monitor/probes.py, recognised by its own builders
   (demo/scriptmatch.py); the loop repeats at its `sleep N`, with the compute apps
   every `$((i % N))`-th iteration, as the real script does.
@@ -28,13 +30,15 @@ import shlex
 
 from gpu_tui.core.metrics.nvsmi import compute_apps_argv
 from gpu_tui.demo import condascripts, envprobe, jobscripts, watchloop
+from gpu_tui.demo.holders import holders_text
 from gpu_tui.demo.nvsource import DemoSource
 from gpu_tui.demo.program import Program
-from gpu_tui.demo.scriptmatch import HOLE_N, HOLE_S, Template
+from gpu_tui.demo.scriptmatch import HOLE_N, HOLE_S, HOLE_W, Template
 from gpu_tui.demo.sim import nvsmi
 from gpu_tui.demo.simulate import InstanceSim
 from gpu_tui.services.monitor import probes
-from gpu_tui.services.monitor.probes import APPS_MARK, END_MARK
+from gpu_tui.services.monitor.freegpu import end_command
+from gpu_tui.services.monitor.probes import APPS_MARK, END_MARK, HOLDERS_MARK
 
 __all__ = ["plan", "words"]
 
@@ -42,6 +46,9 @@ _REDIRECT = re.compile(r"^[0-9]*(?:>>?|<)(?:&[0-9-]|/dev/null)?$|^[0-9]*>&[0-9-]
 # the monitor's stats scripts, as services/monitor/probes.py builds them (HOLE_N: apps_every)
 _STATS_LOOP = Template(probes.stats_loop_command(HOLE_S, HOLE_N), HOLE_N, HOLE_S)
 _STATS_ONCE = {probes.stats_once_command(apps): apps for apps in (True, False)}
+_HOLDERS = Template(probes.holders_command(HOLE_W), HOLE_W)
+_HOLDERS_BARE = probes.holders_command(None)
+_END = Template(end_command(HOLE_N, HOLE_N + 1), HOLE_N, HOLE_N + 1)
 _APPS_ARGV = compute_apps_argv()[1:]
 
 
@@ -71,6 +78,8 @@ def _stats(sim: InstanceSim, *, apps: bool, every: int = 1, interval: float | No
         text = sim.stats_text(t)
         if apps and i % every == 0:
             text += APPS_MARK + "\n" + nvsmi.answer(_APPS_ARGV, src, lambda: t).out
+            if interval is not None:  # the loop scans who holds the GPUs too
+                text += HOLDERS_MARK + "\n" + holders_text(sim)
         return text + END_MARK + "\n"
 
     if interval is None:
@@ -89,6 +98,13 @@ def plan(command: str, sim: InstanceSim) -> Program:
         return watch
     if command in _STATS_ONCE:
         return _stats(sim, apps=_STATS_ONCE[command])
+    if command == _HOLDERS_BARE or _HOLDERS.match(command) is not None:
+        return Program(stdout=f"{HOLDERS_MARK}\n{holders_text(sim)}")
+    end = _END.match(command)
+    if end is not None:  # `P` / `kill`: the process takes its SIGINT
+        pid = int(end[0])
+        sim.ended.add(pid)
+        return Program(stdout="gone INT\n")
     loop = _STATS_LOOP.match(command)
     if loop is not None:
         return _stats(sim, apps=True, every=max(1, int(loop[0])), interval=float(loop[1]))

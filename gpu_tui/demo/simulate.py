@@ -142,6 +142,8 @@ class InstanceSim:
         """`fs`: a folder for the instance's `/` (its conda install lies there)."""
         rng = random.Random(f"gpu-tui-demo:{seed}:{index}:{profile.name}")
         self.profile = profile
+        self.ended: set[int] = set()
+        """Pids ended through gpu-tui (`P`, `kill`): their compute apps are gone."""
         self.clock = clock
         self.t0 = clock()
         episode_offset = rng.uniform(0.0, 3600.0)
@@ -231,6 +233,14 @@ class InstanceSim:
         )
 
     # ---------------------------------------------------------------- processes
+
+    def live_apps(self) -> list[AppSpec]:
+        """The profile's compute processes less those ended (by their pid here or the host's)."""
+        return [
+            a
+            for a in self.profile.apps
+            if a.pid not in self.ended and (a.holder is None or a.holder[0] not in self.ended)
+        ]
 
     def app_values(self, app: AppSpec, t: float, timestamp: str = "") -> dict[str, str]:
         """One compute process's fields as nvidia-smi's nounits strings (`timestamp` as given)."""

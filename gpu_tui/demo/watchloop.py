@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.jobs import JOB_MARK
 from gpu_tui.core.metrics.nvsmi import compute_apps_argv
+from gpu_tui.demo.holders import holders_text
 from gpu_tui.demo.program import Program
 from gpu_tui.demo.scriptmatch import HOLE_W, Template
 from gpu_tui.remote.quoting import join
@@ -42,6 +43,7 @@ class _Loop:
         self.tick = 0
         self.prev_jobs: str | None = None
         self.prev_apps: str | None = None
+        self.prev_holders: str | None = None
         self.running: set[str] = set()
         self.sizes: dict[str, int] = {}
         self.buf = b""
@@ -71,6 +73,10 @@ class _Loop:
         if apps_text != self.prev_apps:
             parts.append(f"{m} apps\n{apps_text}")
             self.prev_apps = apps_text
+        holders = holders_text(sim)
+        if holders != self.prev_holders:
+            parts.append(f"{m} holders\n{holders}")
+            self.prev_holders = holders
         out = "".join(parts).encode()
         logs = []
         running = set()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from gpu_tui.core.metrics.holders import HolderScan
 from gpu_tui.core.models import GpuError, GpuFrame, GpuProcess, HostStats
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "GpuFrameReceived",
     "GpuErrorChanged",
     "ProcessesReceived",
+    "HoldersReceived",
     "HostStatsReceived",
     "MonitorEvent",
 ]
@@ -62,9 +64,19 @@ class ProcessesReceived:
 
 
 @dataclass(frozen=True, slots=True)
+class HoldersReceived:
+    """Who holds each GPU's device file on the instance (the watch loop's scan)."""
+
+    name: str
+    scan: HolderScan
+
+
+@dataclass(frozen=True, slots=True)
 class HostStatsReceived:
     name: str
     stats: HostStats
 
 
-MonitorEvent = StateChanged | GpuFrameReceived | GpuErrorChanged | ProcessesReceived | HostStatsReceived
+MonitorEvent = (
+    StateChanged | GpuFrameReceived | GpuErrorChanged | ProcessesReceived | HoldersReceived | HostStatsReceived
+)

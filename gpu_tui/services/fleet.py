@@ -24,6 +24,7 @@ from gpu_tui.services.events import (
     ConnState,
     GpuErrorChanged,
     GpuFrameReceived,
+    HoldersReceived,
     HostStatsReceived,
     MonitorEvent,
     ProcessesReceived,
@@ -186,6 +187,8 @@ class Fleet:
                 view.frame = None  # the GPUs of a job that ended are no one's now
         elif isinstance(event, ProcessesReceived):
             view.processes = event.processes
+        elif isinstance(event, HoldersReceived):
+            view.holders = event.scan
         elif isinstance(event, HostStatsReceived):
             view.stats = event.stats
             view.history.append_cpu(event.stats.taken_at, event.stats.cpu_percent)

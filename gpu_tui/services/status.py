@@ -14,6 +14,7 @@ from gpu_tui.core.bilingual import say
 from gpu_tui.core.errors import GpuTuiError, RemoteError
 from gpu_tui.core.i18n import N_
 from gpu_tui.core.metrics import nvsmi
+from gpu_tui.core.metrics.holders import Attribution, HolderScan, attribute, parse_scan
 from gpu_tui.core.metrics.hoststats import parse_probe
 from gpu_tui.core.metrics.xid import XID_WORDS
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuProcess, GpuSample, HostStats
@@ -23,7 +24,15 @@ from gpu_tui.services.monitor import probes
 from gpu_tui.services.monitor.prometheus import PromSource, read_fleet
 from gpu_tui.services.monitor.promwatch import node_name
 
-__all__ = ["InstanceStatus", "sample_host", "collect_status", "one_row_per_node", "prometheus_status", "status_json"]
+__all__ = [
+    "InstanceStatus",
+    "sample_host",
+    "read_holders",
+    "collect_status",
+    "one_row_per_node",
+    "prometheus_status",
+    "status_json",
+]
 
 
 @dataclass(slots=True)
@@ -42,6 +51,9 @@ class InstanceStatus:
     gpu_error: GpuError | None = None
     gpus: list[GpuSample] = field(default_factory=list)
     processes: list[GpuProcess] = field(default_factory=list)
+    """The driver's compute apps (host pids in a container)."""
+    holders: HolderScan | None = None
+    """Who holds each GPU's device file, seen from inside (None: not scanned)."""
     stats: HostStats | None = None
     source: str = "ssh"
     """Where its numbers come from: `ssh` (an instance gpu-tui logs in to) or `prometheus:NAME`."""
@@ -72,7 +84,11 @@ class InstanceStatus:
             "source": self.source,
             "gpus_from": self.gpus_from or self.source,
             "xids": [{"gpu": gpu, "xid": xid, "meaning": XID_WORDS.get(xid)} for gpu, xid in sorted(self.xids.items())],
+            "processes": [r.as_json() for r in self.attribution().rows],
         }
+
+    def attribution(self) -> Attribution:
+        return attribute(self.processes, self.holders, self.gpus)
 
 
 def status_json(statuses: Sequence[InstanceStatus], currencies: Mapping[str, str] | None = None) -> dict[str, object]:
@@ -87,8 +103,11 @@ def status_json(statuses: Sequence[InstanceStatus], currencies: Mapping[str, str
     return {"instances": out}
 
 
-async def sample_host(host: Host, hourly_rate: float, *, command_timeout: float = 20.0) -> InstanceStatus:
-    """Connect, read GPUs and host stats once (two channels at once), close."""
+async def sample_host(
+    host: Host, hourly_rate: float, *, command_timeout: float = 20.0, state: str | None = None
+) -> InstanceStatus:
+    """Connect, read GPUs, host stats and who holds the GPUs once (three channels at once), close.
+    `state`: the instance's state dir as a shell word (for the jobs that hold GPUs)."""
     st = InstanceStatus(name=host.name, hourly_rate=hourly_rate)
     try:
         await host.connect()
@@ -97,9 +116,10 @@ async def sample_host(host: Host, hourly_rate: float, *, command_timeout: float 
         return st
     st.online = True
     try:
-        gpu_res, stats_res = await asyncio.gather(
+        gpu_res, stats_res, holders_res = await asyncio.gather(
             host.run(probes.gpu_once_command(), timeout=command_timeout),
             host.run(probes.stats_once_command(), timeout=command_timeout),
+            host.run(probes.holders_command(state), timeout=command_timeout),
         )
     except RemoteError as exc:
         st.error, st.error_en, st.error_title = exc.message, exc.english, exc.title
@@ -125,15 +145,26 @@ async def sample_host(host: Host, hourly_rate: float, *, command_timeout: float 
         st.processes = nvsmi.parse_compute_apps("\n".join(lines[cut + 1 :]))
         lines = lines[:cut]
     st.stats, _ = parse_probe(lines, time.time())
+    st.holders = read_holders(holders_res.stdout)
     return st
 
 
-async def collect_status(hosts: Sequence[tuple[Host, float]], *, overall_timeout: float = 60.0) -> list[InstanceStatus]:
-    """All instances at once, results in the given order."""
+def read_holders(stdout: str) -> HolderScan | None:
+    """holders_command's answer (None where the scan did not run: no mark)."""
+    mark = probes.HOLDERS_MARK + "\n"
+    at = stdout.find(mark)
+    return parse_scan(stdout[at + len(mark) :]) if at >= 0 else None
+
+
+async def collect_status(
+    hosts: Sequence[tuple[Host, float]], *, overall_timeout: float = 60.0, states: Mapping[str, str] | None = None
+) -> list[InstanceStatus]:
+    """All instances at once, results in the given order (`states`: name -> state dir shell word)."""
 
     async def one(host: Host, rate: float) -> InstanceStatus:
         try:
-            return await asyncio.wait_for(sample_host(host, rate), overall_timeout)
+            state = (states or {}).get(host.name)
+            return await asyncio.wait_for(sample_host(host, rate, state=state), overall_timeout)
         except TimeoutError:
             await host.close()
             late = say(N_("no answer within {seconds:g} s"), seconds=overall_timeout)

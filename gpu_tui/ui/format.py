@@ -5,18 +5,21 @@ Numbers are spelled by core.units (the CLI prints the same); this module adds st
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping
 
 from rich.text import Text
 
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.jobs import JobInfo
+from gpu_tui.core.metrics.holders import GpuHolderRow
 from gpu_tui.core.metrics.spark import sparkline
 from gpu_tui.core.models import GpuSample
 from gpu_tui.core.text import printable
-from gpu_tui.core.units import format_duration_s, format_eta_s, format_mib_as_gib, format_percent
+from gpu_tui.core.units import format_duration_s, format_eta_s, format_mib, format_mib_as_gib, format_percent
 from gpu_tui.services.fleet import InstanceView
 
 __all__ = [
+    "process_line",
     "STATE_STYLE",
     "STATE_WORDS",
     "JOB_WORDS",
@@ -197,4 +200,26 @@ def job_line(job: JobInfo, now: float | None = None) -> Text:
         t.append(f"  {format_eta_s(job.eta_seconds)}")
     if job.failure:
         t.append(f"  {printable(job.failure)}", style="red")
+    return t
+
+
+def process_line(row: GpuHolderRow, job_names: Mapping[str, str] | None = None) -> Text:
+    """One GPU process: `gpu 0  pid 1843  15,872 MiB  root  job train  python train.py` (the job
+    by its name in `job_names`, else its id); a driver entry no process here answers to by its
+    host pid (remote text: printable)."""
+    t = Text(f"gpu {'?' if row.gpu is None else row.gpu}  ")
+    if row.pid is None:
+        t.append(_("host pid {pid}").format(pid=row.host_pid if row.host_pid is not None else "?"), style="dim")
+    else:
+        t.append(f"pid {row.pid}")
+    t.append(f"  {format_mib(row.used_memory_mib):>10}  ")
+    if row.user:
+        t.append(printable(row.user) + "  ", style="dim")
+    if row.job:
+        label = (job_names or {}).get(row.job) or row.job
+        t.append(_("job {job}").format(job=printable(label)) + "  ", style="cyan")
+    if row.command:
+        t.append(printable(row.command))
+    elif row.pid is None:
+        t.append(_("[not visible in container]"), style="dim")
     return t

@@ -35,6 +35,7 @@ JOB_KEYS = {
     "scheduler_job_id",
     "node",
     "reason",
+    "vram_mib",
 }
 
 

@@ -50,6 +50,7 @@ def test_status_json_for_a_fleet(sshd_fleet, tmp_path: Path) -> None:
             "source",
             "gpus_from",
             "xids",
+            "processes",
         }
         assert inst["source"] == inst["gpus_from"] == "ssh" and inst["xids"] == []
         assert inst["currency"] == "¥"  # the settings' (no instance has its own)

@@ -9,6 +9,7 @@ before the script is installed), then one record per tick::
     @@wN jobs                 the job listing (core.jobs format), only when it changed
     @@wN autostop             the watchdog status probe's lines (core.autostop), when changed
     @@wN apps                 compute-apps rows (core.nvsmi), when they changed
+    @@wN holders              who holds each GPU's device file (core.metrics.holders), when changed
     @@wN log ID               the end of job ID's log, raw, then a newline the loop adds
     @@wN endlog
     @@wN end
@@ -45,15 +46,16 @@ class WatchRecord:
     """The listing text when the loop sent one (it changed); None: as before."""
     autostop: str | None = None
     apps: str | None = None
+    holders: str | None = None
     logs: dict[str, bytes] = field(default_factory=dict)
     """Job id -> the end of its log, exactly as `tail -c` printed it (raw bytes)."""
 
 
 WatchOutput = WatchHello | WatchFail | WatchRecord
 
-_STATS, _JOBS, _AUTOSTOP, _APPS, _LOG, _NONE, _SKIP = range(7)
+_STATS, _JOBS, _AUTOSTOP, _APPS, _LOG, _NONE, _SKIP, _HOLDERS = range(8)
 """_SKIP: after a log's end, until the next section (the loop sends nothing there)."""
-_SECTIONS = {"jobs": _JOBS, "autostop": _AUTOSTOP, "apps": _APPS}
+_SECTIONS = {"jobs": _JOBS, "autostop": _AUTOSTOP, "apps": _APPS, "holders": _HOLDERS}
 
 
 def _text(data: bytes) -> str:
@@ -109,6 +111,8 @@ class RecordParser:
             rec.autostop = _text(b"\n".join(lines))
         elif section is _APPS:
             rec.apps = _text(b"\n".join(lines))
+        elif section is _HOLDERS:
+            rec.holders = _text(b"\n".join(lines))
         elif section is _LOG:
             rec.logs[self._log_id] = b"\n".join(lines)
 

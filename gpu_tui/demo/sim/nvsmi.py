@@ -11,6 +11,7 @@ a state dir the sshd tier's tests write (tests/fakes/nvidia-smi runs `main`):
     stray_line  the text "stray" mode prints between loop ticks
     utilization  utilization.gpu per GPU, comma-separated (the last repeats): numbers are
                 exact (no wobble), anything else (`[N/A]`) is printed as is
+    apps      the compute apps instead of the capture's: `GPU_INDEX, PID, NAME, MEMORY` per line
 
 Every file is optional and re-read on every loop tick. A capture's CSV loops print the header
 once, then rows; `timestamp` is the current time and utilization wobbles a few points per tick
@@ -317,9 +318,37 @@ class CaptureSource(Source):
             rows.append(row)
         return rows
 
+    def given_apps(self, gpus: list[dict[str, str]]) -> list[dict[str, str]] | None:
+        """The `apps` state file's rows, `GPU_INDEX, PID, NAME, MEMORY` each (a container's driver
+        answers: host pids, `[Not Found]`, `[N/A]`); None when there is no such file."""
+        try:
+            with open(os.path.join(self.state, "apps"), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            return None
+        out = []
+        for line in lines:
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) == 4 and parts[0].isdigit() and int(parts[0]) < len(gpus):
+                grow = gpus[int(parts[0])]
+                uuid = grow.get("uuid", "")
+                out.append(
+                    {
+                        "pid": parts[1],
+                        "process_name": parts[2],
+                        "used_gpu_memory": parts[3],
+                        "gpu_uuid": uuid,
+                        "_gpu": parts[0],
+                    }
+                )
+        return out
+
     def rows(self, kind: str, t: float, tick: int, fields: list[str]) -> list[dict[str, str]]:
         gpus = self.gpu_rows()
         if kind == "apps":
+            given = self.given_apps(gpus)
+            if given is not None:
+                return given
             apps = self.table("apps").rows
             if self.gpus() is None:
                 return [dict(r) for r in apps]

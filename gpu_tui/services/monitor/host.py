@@ -17,6 +17,7 @@ from gpu_tui.core.bilingual import say
 from gpu_tui.core.errors import AuthFailed, HostKeyChanged, HostKeyUnknown, RemoteError
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.metrics import nvsmi
+from gpu_tui.core.metrics.holders import parse_scan
 from gpu_tui.core.metrics.hoststats import CpuTimes, parse_probe
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame
 from gpu_tui.remote.backoff import backoff_delay
@@ -26,6 +27,7 @@ from gpu_tui.services.events import (
     ConnState,
     GpuErrorChanged,
     GpuFrameReceived,
+    HoldersReceived,
     HostStatsReceived,
     MonitorEvent,
     ProcessesReceived,
@@ -303,6 +305,10 @@ class HostMonitor:
         if probes.APPS_MARK in block:
             cut = block.index(probes.APPS_MARK)
             stats_lines, apps_lines = block[:cut], block[cut + 1 :]
+            if probes.HOLDERS_MARK in apps_lines:
+                at = apps_lines.index(probes.HOLDERS_MARK)
+                apps_lines, scan = apps_lines[:at], parse_scan("\n".join(apps_lines[at + 1 :]))
+                self._emit(HoldersReceived(self.name, scan))
             procs = nvsmi.parse_compute_apps("\n".join(apps_lines))
             self._emit(ProcessesReceived(self.name, tuple(procs)))
         else:

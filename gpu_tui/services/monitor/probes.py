@@ -7,6 +7,8 @@ process per metric per tick.
 
 from __future__ import annotations
 
+from importlib import resources
+
 from gpu_tui.core.metrics import nvsmi
 from gpu_tui.remote.quoting import join, sh_c
 
@@ -16,11 +18,15 @@ __all__ = [
     "gpu_count_command",
     "stats_loop_command",
     "stats_once_command",
+    "holders_script",
+    "holders_command",
     "APPS_MARK",
+    "HOLDERS_MARK",
     "END_MARK",
 ]
 
 APPS_MARK = "@@apps"
+HOLDERS_MARK = "@@holders"
 END_MARK = "@@end"
 
 _STATS_BODY = r"""
@@ -64,18 +70,32 @@ def _apps_block() -> str:
 
 
 def stats_loop_command(interval_seconds: float = 5.0, apps_every: int = 2) -> str:
-    """Host stats every `interval_seconds` (the second after 1 s), compute apps every `apps_every`-th."""
+    """Host stats every `interval_seconds` (the second after 1 s), compute apps and who holds the
+    GPUs every `apps_every`-th."""
+    holders = f"echo {HOLDERS_MARK}; gpu_holders; printf '%s' \"$GH\"\n"
     script = (
         _PRELUDE
+        + holders_script()
         + "i=0\nwhile :; do\n"
         + _STATS_BODY
-        + f"if [ $((i % {int(apps_every)})) -eq 0 ]; then {_apps_block()}fi\n"
+        + f"if [ $((i % {int(apps_every)})) -eq 0 ]; then {_apps_block()}{holders}fi\n"
         + f"echo {END_MARK}\ni=$((i+1))\n"
         # the second sample comes after 1 s: CPU % needs two, and 5 s of "CPU -" looks broken
         + f"if [ $i -gt 1 ]; then sleep {interval_seconds:g}; else sleep {min(1.0, interval_seconds):g}; fi\n"
         + "done\n"
     )
     return sh_c(script)
+
+
+def holders_script() -> str:
+    """holders.sh: defines `gpu_holders STATE`, which sets GH to who holds each GPU's device file."""
+    return resources.files("gpu_tui.services.monitor").joinpath("holders.sh").read_text(encoding="utf-8")
+
+
+def holders_command(state: str | None) -> str:
+    """One scan of who holds the GPUs, its lines after HOLDERS_MARK (`state`: the state dir as a
+    shell word, for the jobs' names)."""
+    return sh_c(holders_script() + f"echo {HOLDERS_MARK}; gpu_holders {state or ''}; printf '%s' \"$GH\"\n")
 
 
 def stats_once_command(with_apps: bool = True) -> str:

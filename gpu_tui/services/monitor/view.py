@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.metrics.history import HostHistory
+from gpu_tui.core.metrics.holders import Attribution, HolderScan, attribute
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, HostStats
 from gpu_tui.core.money.cost import cost_so_far
 from gpu_tui.core.slurm import SlurmNode
@@ -31,6 +32,9 @@ class InstanceView:
     frame: GpuFrame | None = None
     gpu_error: GpuError | None = None
     processes: tuple[GpuProcess, ...] = ()
+    """The driver's compute apps (host pids in a container)."""
+    holders: HolderScan | None = None
+    """Who holds each GPU's device file, seen from inside (None: no scan yet, or none can run)."""
     stats: HostStats | None = None
     # uptime is read every few seconds; between readings it advances with the clock
     uptime_base: tuple[float, int] | None = None
@@ -59,6 +63,10 @@ class InstanceView:
     gpus_from: str | None = None
     """`prometheus:NAME` while a lab's Prometheus gives this row's GPU numbers (a lab's node, or
     an SSH entry that is one: its own nvidia-smi stream rests meanwhile); None: its own."""
+
+    def attribution(self) -> Attribution:
+        """Each GPU's processes: the driver's list joined with what the instance sees (issue 27)."""
+        return attribute(self.processes, self.holders, self.frame.gpus if self.frame else ())
 
     @property
     def ours(self) -> bool:

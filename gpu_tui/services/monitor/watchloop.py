@@ -29,15 +29,17 @@ from gpu_tui.core.autostop import parse_status
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.jobs import JobFacts, JobInfo, job_state, parse_job_listing
 from gpu_tui.core.metrics import nvsmi
+from gpu_tui.core.metrics.holders import parse_scan
 from gpu_tui.core.metrics.hoststats import CpuTimes, parse_probe
 from gpu_tui.core.metrics.watchrec import RecordParser, WatchFail, WatchHello, WatchRecord
 from gpu_tui.core.trainlog.read import summarize
 from gpu_tui.core.trainlog.summary import LogSummary
 from gpu_tui.remote.host import DuplexStream, Host
 from gpu_tui.remote.quoting import fill_script, sh_c
-from gpu_tui.services.events import HostStatsReceived, ProcessesReceived
+from gpu_tui.services.events import HoldersReceived, HostStatsReceived, ProcessesReceived
 from gpu_tui.services.jobs.runner import FailureNotes, failure_notes, info_with_summary, with_notes
 from gpu_tui.services.jobs.watch import AutostopReceived, JobFinished, JobsReceived
+from gpu_tui.services.monitor.probes import holders_script
 from gpu_tui.services.statedir import shell_state_dir
 
 __all__ = [
@@ -52,8 +54,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-WATCH_VERSION = 2
-"""2: the job listing carries each job's `charset`."""
+WATCH_VERSION = 3
+"""2: the job listing carries each job's `charset`; 3: who holds each GPU's device file (holders.sh)."""
 WATCH_NAME = f"watch-v{WATCH_VERSION}.sh"
 TICK_SECONDS = 2.0
 """A record every 2 s: a job's end reaches the dashboard within about that (the goal is 5 s)."""
@@ -65,6 +67,10 @@ DF_EVERY = 60
 LOG_EVERY = 6
 """A running job's log end is read every 6th tick (12 s) when it grew: a `tail` each time."""
 LOG_WINDOW = 64 * 1024
+HOLDERS_EVERY = 5
+"""Who holds the GPUs is scanned every 5th tick (10 s), and when the compute apps changed; on an
+instance of more than 100 processes every N/20th tick: the scan reads every process's open files,
+about 0.2 ms of CPU a process (benchmarks/bench_holders.py)."""
 HELLO_TIMEOUT = 15.0
 RESTART_SECONDS = 2.0
 MAX_QUICK_DEATHS = 3
@@ -90,12 +96,22 @@ class WatchRefused(RemoteError):
     """The loop cannot run on this instance (the reason is the message)."""
 
 
-WatchEvent = WatchModeChanged | HostStatsReceived | ProcessesReceived | AutostopReceived | JobsReceived | JobFinished
+WatchEvent = (
+    WatchModeChanged
+    | HostStatsReceived
+    | ProcessesReceived
+    | HoldersReceived
+    | AutostopReceived
+    | JobsReceived
+    | JobFinished
+)
 Emit = Callable[[WatchEvent], None]
 
 
 def _script_text() -> str:
-    return resources.files("gpu_tui.services.monitor").joinpath("watch.sh").read_text(encoding="utf-8")
+    here = resources.files("gpu_tui.services.monitor")
+    loop = here.joinpath("watch.sh").read_text(encoding="utf-8")
+    return loop.replace("# @@holders.sh@@\n", holders_script(), 1)
 
 
 _INSTALL = r"""
@@ -112,7 +128,7 @@ def watch_command(inst: InstanceConfig, nonce: str) -> str:
     """The command line that runs the installed loop (or says `missing`)."""
     state = shell_state_dir(inst)
     script = f"{state}/bin/{WATCH_NAME}"
-    args = f"{state} {nonce} {APPS_SECONDS} {DF_EVERY} {LOG_EVERY} {LOG_WINDOW}"
+    args = f"{state} {nonce} {APPS_SECONDS} {DF_EVERY} {LOG_EVERY} {LOG_WINDOW} {HOLDERS_EVERY}"
     return sh_c(f'[ -f {script} ] || {{ echo "@@w{nonce} missing"; exit 93; }}\nexec sh {script} {args}')
 
 
@@ -277,6 +293,8 @@ class WatchLoop:
         self._emit(HostStatsReceived(name, stats))
         if rec.apps is not None:
             self._emit(ProcessesReceived(name, tuple(nvsmi.parse_compute_apps(rec.apps))))
+        if rec.holders is not None:
+            self._emit(HoldersReceived(name, parse_scan(rec.holders)))
         if rec.autostop is not None:
             self._emit(AutostopReceived(name, parse_status(rec.autostop), time.monotonic()))
         if rec.jobs is not None:

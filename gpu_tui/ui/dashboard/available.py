@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.ui.dashboard import instance_keys, job_keys
+from gpu_tui.ui.dashboard import instance_keys, job_keys, process_keys
 from gpu_tui.ui.dashboard.shell import shell_possible
 
 if TYPE_CHECKING:
@@ -84,6 +84,7 @@ AVAILABLE: dict[str, Check] = {
     "sort": lambda s, v: True,
     "show_only": lambda s, v: True,
     "find": lambda s, v: True,
+    "gpu_processes": lambda s, v: process_keys.processes_check(v),
 }
 """When each action of the table can run: True, None (shown dimmed: not for this instance now)
 or False (hidden: never here, e.g. power keys in the demo)."""

@@ -26,7 +26,7 @@ from gpu_tui.services.fleet import Fleet, FleetEvent, HostReplaced, InstanceView
 from gpu_tui.services.forwards import ForwardEvent, Forwards
 from gpu_tui.services.jobs.watch import JobFinished
 from gpu_tui.ui.bindings import translate_bindings
-from gpu_tui.ui.dashboard import instance_keys, job_keys
+from gpu_tui.ui.dashboard import instance_keys, job_keys, process_keys
 from gpu_tui.ui.dashboard.alerts import LaptopAlerts
 from gpu_tui.ui.dashboard.arrange_keys import ArrangeKeys
 from gpu_tui.ui.dashboard.available import AVAILABLE, FOR_LAB_NODES, configured
@@ -111,6 +111,7 @@ class DashboardScreen(Screen[None]):
         self.host_panel = HostPanel(id="host")
         self.host_panel.shutdown_key = key_label(self.key_for("shutdown"))
         self.host_panel.logs_key = key_label(self.key_for("logs"))
+        self.host_panel.processes_key = key_label(self.key_for("gpu_processes"))
         self.forwards = Forwards(on_change=self._forward_changed)
         """Forwarded ports (`f`): they ride on the fleet's connections and live as long as the app."""
         self.table.forward_count = self.forwards.count
@@ -383,6 +384,9 @@ class DashboardScreen(Screen[None]):
 
     def action_logs(self) -> None:
         self._with_view(lambda v: job_keys.open_logs(self, v))
+
+    def action_gpu_processes(self) -> None:
+        self._with_view(lambda v: process_keys.open_processes(self, v))
 
     def action_stop_job(self) -> None:
         self._with_view(lambda v: job_keys.stop_job(self, v))

@@ -11,12 +11,22 @@ from gpu_tui.core.metrics.lowutil import assess
 from gpu_tui.core.metrics.xid import xid_text
 from gpu_tui.core.slurm import SlurmNode
 from gpu_tui.core.text import printable
-from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
+from gpu_tui.core.units import (
+    format_duration_s,
+    format_mib,
+    format_mib_as_gib,
+    format_money,
+    format_percent,
+    format_rate_per_hour,
+)
 from gpu_tui.services.fleet import InstanceView
-from gpu_tui.ui.format import job_line
+from gpu_tui.ui.format import job_line, process_line
 from gpu_tui.ui.widgets.text_panel import TextPanel
 
 __all__ = ["HostPanel"]
+
+PROCESSES_SHOWN = 6
+"""The panel's GPU process lines; the processes screen lists every one."""
 
 
 def partitions_text(nodes: tuple[SlurmNode, ...], most: int = 3) -> Text:
@@ -52,6 +62,7 @@ class HostPanel(TextPanel):
     currency: str = "¥"
     shutdown_key = "S"
     logs_key = "l"
+    processes_key = "P"
     """The keys the panel names; the dashboard passes the user's remaps."""
 
     def render_view(self, v: InstanceView | None, now: float | None = None) -> Text:
@@ -127,18 +138,24 @@ class HostPanel(TextPanel):
                 t.append_text(job_line(job, time.time() if now is None else now))
         if v.cluster:
             t.append_text(partitions_text(v.cluster))
-        index_of = {g.uuid: g.index for g in (v.frame.gpus if v.frame else ())}
-        if v.processes:
-            hidden = sum(1 for p in v.processes if p.process_name is None)
-            t.append("\n" + _("processes"), style="bold")
-            if hidden:
-                note = _("({n} with names hidden by the container: host pids)").format(n=hidden)
-                t.append("  " + note, style="dim")
-            for p in sorted(v.processes, key=lambda p: (index_of.get(p.gpu_uuid, 99), -(p.used_memory_mib or 0))):
-                gpu = index_of.get(p.gpu_uuid)
-                mem = "-" if p.used_memory_mib is None else f"{p.used_memory_mib} MiB"
-                name = printable(p.process_name) if p.process_name else _("[not visible in container]")
-                t.append(f"\n  gpu {'?' if gpu is None else gpu}  pid {p.pid or '?':>7}  {mem:>10}  {name}")
+        att = v.attribution()
+        if att.rows or att.unnamed_mib:
+            t.append("\n" + _("GPU processes"), style="bold")
+            t.append("  " + _("({key}: list, end one)").format(key=self.processes_key), style="dim")
+            room = max(20, (self.content_region.width or self.size.width or 80) - 2)
+            names = {j.id: j.name for j in v.jobs if j.name}
+            for row in att.rows[:PROCESSES_SHOWN]:
+                line = process_line(row, names)
+                line.truncate(room, overflow="ellipsis")  # one line each: a command line can be long
+                t.append("\n  ")
+                t.append_text(line)
+            if len(att.rows) > PROCESSES_SHOWN:
+                t.append("\n  " + _("{n} more").format(n=len(att.rows) - PROCESSES_SHOWN), style="dim")
+            for gpu, mib in sorted(att.unnamed_mib.items()):
+                held = _("gpu {gpu}: {memory} held by processes this instance cannot name (host pids)").format(
+                    gpu=gpu, memory=format_mib(mib)
+                )
+                t.append("\n  " + held, style="yellow" if not any(r.gpu == gpu for r in att.rows) else "dim")
         elif v.frame is not None and not v.pods:
             t.append("\n" + _("no GPU processes"), style="dim")
         if v.pods:  # a Kubernetes node: which pod each GPU is allotted to (remote text: printable)
