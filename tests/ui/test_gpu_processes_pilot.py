@@ -16,6 +16,8 @@ from pilothelp import make_app, state_of
 from sshd import ENV_MARK
 from waiting import wait_for
 
+from gpu_tui.core.jobs import JobRequest
+from gpu_tui.services.jobs import runner as jobsvc
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.pick import PickScreen
 from gpu_tui.ui.widgets.host_panel import HostPanel
@@ -63,3 +65,55 @@ async def test_p_lists_who_holds_the_gpu_and_ends_the_chosen_process(sshd_factor
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+
+
+async def test_a_job_that_runs_out_of_gpu_memory_is_told_who_else_holds_it(sshd_factory, tmp_path: Path) -> None:
+    """The log screen of a running job shows the VRAM its processes hold; once it dies of a real
+    CUDA OOM (the line is a real run's, tests/data/logs/real/oom), the hint names the notebook
+    kernel that still holds memory on the GPU."""
+    box = sshd_factory("box", gpus=1)
+    dev = box.make_gpu_devices(1)
+    oom_log = (
+        Path(__file__).resolve().parents[1] / "data/logs/real/oom/echomimic-torch-outofmemoryerror-new-phrasing.log"
+    )
+    env = dict(os.environ, **{ENV_MARK: str(box.dir)})
+    kernel = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(dev[0]), "ipykernel_launcher"], stdout=subprocess.PIPE, text=True, env=env
+    )
+    gate = tmp_path / "go"
+    train = tmp_path / "train.py"
+    train.write_text(
+        "import os, sys, time\n"
+        f"f = open({str(dev[0])!r}, 'rb')\n"
+        f"while not os.path.exists({str(gate)!r}):\n    time.sleep(0.1)\n"
+        f"sys.stdout.write(open({str(oom_log)!r}).read())\n"
+        "sys.exit(1)\n"
+    )
+    try:
+        assert kernel.stdout is not None and kernel.stdout.readline() == "holding\n"
+        box.set_apps([])  # a container's driver: nothing
+        app = make_app(tmp_path, [box])
+        async with app.run_test(size=(120, 36)) as pilot:
+            await wait_for(pilot, lambda: state_of(app, "box") == "online", timeout=30)
+            view = app.fleet.views["box"]
+            command = f"{sys.executable} {train}"
+            await jobsvc.start_job(
+                app.fleet.hosts["box"], view.config, JobRequest(id="", command=command, name="train")
+            )
+            job_rows = lambda: [r for r in view.attribution().rows if r.job]  # noqa: E731
+            await wait_for(pilot, job_rows, timeout=30)
+            # the driver (open kernel module) names the container's pids: memory per process
+            box.set_apps([f"0, {job_rows()[0].pid}, python, 9000", f"0, {kernel.pid}, python, 1401"])
+            job_id = job_rows()[0].job
+            await wait_for(pilot, lambda: view.attribution().job_mib(job_id) == 9000, timeout=30)
+            await pilot.press("l")
+            screen = app.screen
+            await wait_for(pilot, lambda: "VRAM" in str(screen.query_one("#head").render()), timeout=15)
+            gate.touch()
+            hint = lambda: "Other processes hold GPU memory" in str(screen.query_one("#head").render())  # noqa: E731
+            await wait_for(pilot, hint, timeout=40)
+            head = str(screen.query_one("#head").render())
+            assert f"pid {kernel.pid}" in head and "1,401 MiB" in head and "P lists them" in head, head
+    finally:
+        kernel.kill()
+        kernel.wait()

@@ -9,10 +9,12 @@ import subprocess
 from rich.text import Text
 from textual.notifications import SeverityLevel
 
+from gpu_tui.core.actions import key_label
 from gpu_tui.core.errors import GpuTuiError, InputError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo, JobRequest, RunAsk
 from gpu_tui.core.text import printable
+from gpu_tui.core.trainlog.failures import OOM
 from gpu_tui.services.conda import CondaInstall, conda_envs
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.jobs import runner as jobsvc
@@ -21,6 +23,7 @@ from gpu_tui.ui.dashboard.context import DashboardContext
 from gpu_tui.ui.format import job_word, text_parts
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.job_log import JobLogScreen
+from gpu_tui.ui.screens.job_log_text import others_holding
 from gpu_tui.ui.screens.run_job import ClusterAsk, RunJobScreen
 
 STOPPABLE = ("running", "pending")
@@ -119,6 +122,7 @@ def open_logs(ctx: DashboardContext, view: InstanceView) -> None:
             view, host, job, currency=ctx.currency, clock=ctx.clock, on_stop=stop, fleet=fleet, series_cache=cache
         ),
     )
+    screen.processes_key = key_label(ctx.key_for("gpu_processes"))
     screen.show(view, host, job, currency=ctx.currency, on_stop=stop, fleet=fleet)
     ctx.push(screen)
 
@@ -161,6 +165,10 @@ def stop_job(ctx: DashboardContext, view: InstanceView, job: JobInfo | None = No
 
 def alert_job_ended(ctx: DashboardContext, name: str, job: JobInfo) -> None:
     message, severity = job_ended_text(name, job)
+    view = ctx.fleet.views.get(name) if ctx.fleet is not None else None
+    if view is not None and job.failure and job.failure.startswith(OOM):  # who else holds the memory
+        others = others_holding(view.attribution(), job.id, key_label(ctx.key_for("gpu_processes")))
+        message += "\n" + others if others else ""
     ctx.notify(printable(message), severity=severity, timeout=15, markup=False)
     ctx.app.bell()
     notify_send = shutil.which("notify-send")

@@ -40,7 +40,7 @@ from gpu_tui.services.jobs.series.cache import SeriesCache
 from gpu_tui.services.jobs.series.read import WINDOW_BYTES
 from gpu_tui.ui.runcurve import Curve, Plot, axes_of, curve_of, draw, zoom_levels, zoom_word
 from gpu_tui.ui.runseries import SeriesRead, read_curves
-from gpu_tui.ui.screens.job_log_text import hint_text, job_options, progress_text, run_job_label
+from gpu_tui.ui.screens.job_log_text import hint_text, job_options, others_holding, progress_text, run_job_label
 from gpu_tui.ui.screens.localise import translate_bindings
 from gpu_tui.ui.screens.pick import PickScreen
 from gpu_tui.ui.widgets.stable_footer import StableFooter
@@ -75,6 +75,7 @@ class JobLogScreen(Screen[None]):
     JobLogScreen Log { height: 1fr; border-top: solid $primary-darken-2; }
     JobLogScreen #live { height: auto; max-height: 4; color: $text-muted; padding: 0 1; }
     """
+    processes_key = "P"  # the dashboard's GPU processes key, as remapped: an OOM's hint names it
 
     def __init__(
         self,
@@ -494,6 +495,6 @@ class JobLogScreen(Screen[None]):
         t.append(f"\n$ {cmd[:200]}", style="dim")
         t.append("\n")
         if reading is not None:
-            t.append_text(progress_text(reading, v, self._clock(), self._currency, running))
-        t.append_text(hint_text(reading, self._current()))
+            t.append_text(progress_text(reading, v, self._clock(), self._currency, running, j.id))
+        t.append_text(hint_text(reading, self._current(), others_holding(v.attribution(), j.id, self.processes_key)))
         return t

@@ -12,10 +12,12 @@ from rich.text import Text
 from gpu_tui.core.fit.oomfit import oom_fit_text
 from gpu_tui.core.i18n import _
 from gpu_tui.core.jobs import JobInfo
+from gpu_tui.core.metrics.holders import Attribution
+from gpu_tui.core.text import printable
 from gpu_tui.core.trainlog.failures import NO_SPACE, OOM, TRACEBACK
 from gpu_tui.core.trainlog.hints import disk_full, disk_full_text, frame_text, hint_for
 from gpu_tui.core.trainlog.model import Progress
-from gpu_tui.core.units import format_eta_s, format_money, format_percent
+from gpu_tui.core.units import format_eta_s, format_mib, format_money, format_percent
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.jobs.follow import LogUpdate
 
@@ -44,7 +46,9 @@ class LogReading(Protocol):
     def failure(self) -> str | None: ...
 
 
-def progress_text(summary: LogReading, view: InstanceView, now: float, currency: str, running: bool) -> Text:
+def progress_text(
+    summary: LogReading, view: InstanceView, now: float, currency: str, running: bool, job_id: str | None = None
+) -> Text:
     """`45% of the run · epoch 3/10 · 450/1000 · ETA 12m05s → done 14:32 · ¥12.34 by then (+¥0.40)` and
     the last loss. Percent, ETA, finish time and cost are the run's where the log says how long
     the run is (core/trainlog/progress), else the bar's."""
@@ -72,6 +76,9 @@ def progress_text(summary: LogReading, view: InstanceView, now: float, currency:
                 own = view.config.bills_in(currency)  # the instance's, not the settings'
                 by_then, extra = format_money(so_far + more, own), format_money(more, own)
                 t.append("  " + _("{money} by then (+{extra})").format(money=by_then, extra=extra), style="yellow")
+    vram = view.attribution().job_mib(job_id) if running and job_id is not None else None
+    if vram is not None:  # what its processes hold on the GPUs now (issue 27)
+        t.append("  " + _("VRAM {memory}").format(memory=format_mib(vram)), style="magenta")
     if summary.last_loss is not None:
         t.append(f"  loss {summary.last_loss:.4g}", style="cyan")
     else:  # a tool that prints only a loss's parts (YOLO's box_loss, cls_loss ...): those, never summed
@@ -84,9 +91,28 @@ def progress_text(summary: LogReading, view: InstanceView, now: float, currency:
     return t
 
 
-def hint_text(reading: LogUpdate | None, job: JobInfo) -> Text:
+def others_holding(att: Attribution, job_id: str, key: str, most: int = 3) -> str | None:
+    """For a job that ran out of GPU memory: the other processes that hold memory on the GPUs
+    now (the likely thieves: a notebook kernel, a run that never ended, another container), and
+    how to end one; None where there are none."""
+    rows = [r for r in att.rows if r.job != job_id and (r.used_memory_mib or r.pid is not None)]
+    if not rows:
+        return None
+    named = []
+    for r in rows[:most]:
+        who = f"pid {r.pid}" if r.pid is not None else _("host pid {pid}").format(pid=r.host_pid)
+        what = printable(r.command)[:60] if r.command else _("[not visible in container]")
+        mib = f", {format_mib(r.used_memory_mib)}" if r.used_memory_mib is not None else ""
+        named.append(f"{who} ({what}{mib}, GPU {'?' if r.gpu is None else r.gpu})")
+    more = len(rows) - most
+    listed = "; ".join(named) + (" " + _("and {n} more").format(n=more) if more > 0 else "")
+    return _("Other processes hold GPU memory: {listed}. {key} lists them and ends one.").format(listed=listed, key=key)
+
+
+def hint_text(reading: LogUpdate | None, job: JobInfo, others: str | None = None) -> Text:
     """What to do about the failure the log shows (else the job's, once it failed), on a line of
-    its own, and for an OOM what `gpu-tui fit` says of the job's model; empty where there is none."""
+    its own, and for an OOM what `gpu-tui fit` says of the job's model and `others` (who else
+    holds GPU memory); empty where there is none."""
     log_failure = reading.failure if reading is not None else None
     failure = log_failure or (job.failure if job.state == "failed" else None)
     hint = hint_for(failure)
@@ -95,6 +121,8 @@ def hint_text(reading: LogUpdate | None, job: JobInfo) -> Text:
     fit = (reading.oom_fit if reading is not None else None) or job.oom_fit
     if fit is not None and failure is not None and failure.startswith(OOM):
         hint += "\n" + oom_fit_text(fit)
+    if others and failure is not None and failure.startswith(OOM):
+        hint += "\n" + others
     frame = (reading.frame if reading is not None else None) or job.frame
     if frame is not None and failure is not None and failure.startswith(TRACEBACK):
         hint += "\n" + frame_text(frame)
