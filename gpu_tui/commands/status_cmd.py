@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from collections.abc import Iterable, Mapping
 
 from gpu_tui.commands import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
@@ -13,9 +14,11 @@ from gpu_tui.commands.support.cells import format_rows
 from gpu_tui.config.paths import Paths
 from gpu_tui.config.secrets import SecretStore
 from gpu_tui.config.settings import InstanceConfig, Settings
+from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.metrics.xid import xid_text
 from gpu_tui.core.money.cost import currency_of
+from gpu_tui.core.power import release_at, release_line, rule_for
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import format_duration_s, format_mib_as_gib, format_money, format_percent, format_rate_per_hour
 from gpu_tui.services.billing import Billing
@@ -120,6 +123,29 @@ def record_uptimes(statuses: list[InstanceStatus], paths: Paths, instances: Iter
                 )
 
 
+def set_release_times(statuses: list[InstanceStatus], paths: Paths, instances: Iterable[InstanceConfig]) -> list[str]:
+    """Each unreachable instance's `release_at` (its provider's rule from the last time the ledger
+    saw it up); returns a line for each, saying when and what keeps it."""
+    by_name = {i.name: i for i in instances}
+    down = [s for s in statuses if s.source == "ssh" and not s.online and s.name in by_name]
+    if not down or not paths.ledger_file.exists():
+        return []
+    try:
+        with Billing(paths.ledger_file) as billing:
+            seen = billing.last_seen_up()
+    except GpuTuiError as exc:  # the ledger cannot tell: no dates, said once
+        sys.stderr.write(f"gpu-tui: {exc.message}\n")
+        return []
+    lines, now = [], time.time()
+    for st in down:
+        inst = by_name[st.name]
+        rule = rule_for(inst.provider, inst.release_days)
+        st.release_at = release_at(rule, seen.get(st.name), up=False)
+        if rule is not None and st.release_at is not None:
+            lines.append(release_line(st.name, st.release_at, now, rule))
+    return lines
+
+
 def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> int:
     instances = [settings.instance(n) for n in args.names] if args.names else list(settings.instances)
     labs = {} if args.names else settings.prometheus  # a lab's nodes: every one, as the dashboard will
@@ -147,6 +173,7 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
 
     statuses = one_row_per_node(asyncio.run(everything()), {i.name: i.host for i in instances})
     record_uptimes([st for st in statuses if st.source == "ssh"], paths, instances)
+    releases = set_release_times(statuses, paths, instances)
     currencies = {i.name: settings.currency_of(i) for i in instances}
     for name, lab in labs.items():
         for st in statuses:
@@ -156,6 +183,8 @@ def run_status(args: argparse.Namespace, settings: Settings, paths: Paths) -> in
         print(json.dumps(status_json(statuses, currencies), ensure_ascii=False))
     else:
         print(format_table(statuses, settings.settings.currency, currencies))
+        for line in releases:
+            print(line)
     failed = [s for s in statuses if not s.online or s.gpu_error or s.xids]
     for s in failed:
         if s.online and s.gpu_error is not None:

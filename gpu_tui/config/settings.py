@@ -91,6 +91,9 @@ class InstanceConfig(_Strict):
     """autodl | runpod | vast | generic: decides how shutdown works."""
     provider_id: str = ""
     """The provider's id for this instance, where its CLI or API needs one."""
+    release_days: Annotated[float, Field(ge=0, le=3650)] | None = None
+    """Days powered off after which the provider may release it and its data (core/power.py:
+    AutoDL 15); 0: never. None: the provider's rule."""
     identity_file: str | None = None
     """Private key file; otherwise agent keys, default keys, or the stored password."""
     workdir: str | None = None

@@ -122,6 +122,10 @@ class Billing:
         self.flush()
         return self._ledger.intervals(since, currency=currency)
 
+    def last_seen_up(self) -> dict[str, float]:
+        self.flush()
+        return self._ledger.last_seen_up()
+
     def totals(self, since: float | None = None, *, currency: str | None = None) -> list[NameTotal]:
         self.flush()
         return self._ledger.totals(since, currency=currency)

@@ -279,6 +279,16 @@ class Ledger:
                 raise LedgerError(_("cannot read {path}: {error}").format(path=self.path, error=exc)) from exc
         return [Interval(name, start, end, rate, currency_of(own, currency)) for name, start, end, rate, own in rows]
 
+    def last_seen_up(self) -> dict[str, float]:
+        """Per instance name, the last time it was seen up (or its verified shutdown): the start of
+        a stopped instance's count to its release (core/power.py)."""
+        with self._lock:
+            try:
+                rows = self._conn().execute("SELECT name, MAX(end_at) FROM intervals GROUP BY name").fetchall()
+            except (sqlite3.Error, OSError) as exc:
+                raise LedgerError(_("cannot read {path}: {error}").format(path=self.path, error=exc)) from exc
+        return {name: float(end) for name, end in rows}
+
     def totals(self, since: float | None = None, *, currency: str | None = None) -> list[NameTotal]:
         """Seconds and cost per instance name and currency (by name); only time after `since`
         counts. `currency`: settings.currency, for what was recorded without one."""

@@ -54,6 +54,9 @@ class InstanceStatus:
     """The driver's compute apps (host pids in a container)."""
     holders: HolderScan | None = None
     """Who holds each GPU's device file, seen from inside (None: not scanned)."""
+    release_at: float | None = None
+    """The earliest time its provider may release it and its data (core/power.py): set only
+    while it cannot be reached."""
     stats: HostStats | None = None
     source: str = "ssh"
     """Where its numbers come from: `ssh` (an instance gpu-tui logs in to) or `prometheus:NAME`."""
@@ -85,6 +88,7 @@ class InstanceStatus:
             "gpus_from": self.gpus_from or self.source,
             "xids": [{"gpu": gpu, "xid": xid, "meaning": XID_WORDS.get(xid)} for gpu, xid in sorted(self.xids.items())],
             "processes": [r.as_json() for r in self.attribution().rows],
+            "release_at": None if self.release_at is None else int(self.release_at),
         }
 
     def attribution(self) -> Attribution:

@@ -51,6 +51,7 @@ def test_status_json_for_a_fleet(sshd_fleet, tmp_path: Path) -> None:
             "gpus_from",
             "xids",
             "processes",
+            "release_at",
         }
         assert inst["source"] == inst["gpus_from"] == "ssh" and inst["xids"] == []
         assert inst["currency"] == "¥"  # the settings' (no instance has its own)

@@ -16,6 +16,7 @@ from typing import Literal, get_args
 from gpu_tui.core.i18n import _
 from gpu_tui.core.metrics.lowutil import LowUtil
 from gpu_tui.core.money.cost import currency_of
+from gpu_tui.core.power import DAY, ReleaseRule, release_line
 from gpu_tui.core.units import format_duration_s, format_money, format_rate_per_hour
 
 __all__ = [
@@ -32,12 +33,14 @@ __all__ = [
     "UNREACHABLE_STATES",
 ]
 
-EventName = Literal["job_end", "job_failure", "autostop", "idle", "balance", "budget", "unreachable", "low_util"]
+EventName = Literal[
+    "job_end", "job_failure", "autostop", "idle", "balance", "budget", "unreachable", "low_util", "release"
+]
 EVENTS: tuple[EventName, ...] = get_args(EventName)
 """Every event a target can subscribe to (`[notify] events`, `notify add --events`)."""
 DEFAULT_EVENTS: tuple[EventName, ...] = tuple(e for e in EVENTS if e != "low_util")
 """On unless configured otherwise; low utilisation is advice, not an alarm."""
-LAPTOP_EVENTS = ("idle", "balance", "budget", "unreachable", "low_util")
+LAPTOP_EVENTS = ("idle", "balance", "budget", "unreachable", "low_util", "release")
 """Sent by the dashboard while it is open."""
 INSTANCE_EVENTS = ("job_end", "job_failure", "autostop", "idle")
 """Sent by the instance itself (the job runner, the autostop watchdog)."""
@@ -90,6 +93,9 @@ class InstanceFacts:
     """Why it is not online, in the dashboard's words (shown in the unreachable message)."""
     currency: str | None = None
     """What `hourly_rate` is in, where not the rules' (settings.currency)."""
+    release_at: float | None = None
+    """While unreachable: when its provider may release it and its data (core/power.py)."""
+    release_rule: ReleaseRule | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,11 +174,25 @@ class LaptopRules:
                     body,
                 )
             )
+        out += self._release(inst, now)
         low = inst.low_util
         if self._once.update(("low_util", inst.name), low is not None and inst.state == "online"):
             assert low is not None
             out.append(Notice("low_util", inst.name, f"{inst.name}: {low.headline()}", low.advice()))
         return out
+
+    def _release(self, inst: InstanceFacts, now: float) -> list[Notice]:
+        """Once a day before the provider may release a stopped instance, again an hour before
+        (a new date, after it was seen up again, is a new occurrence)."""
+        at, rule = inst.release_at, inst.release_rule
+        hour = self._once.update(("release_hour", inst.name, at), at is not None and now >= at - 3600)
+        day = self._once.update(("release_day", inst.name, at), at is not None and now >= at - DAY)
+        if not (hour or day) or at is None or rule is None:
+            return []
+        title = _("{name}: its data may be released in {duration}").format(
+            name=inst.name, duration=format_duration_s(max(0.0, at - now))
+        )
+        return [Notice("release", inst.name, title, release_line(inst.name, at, now, rule))]
 
     def _balance(self, facts: FleetFacts) -> Notice:
         names = [i.name for i in facts.instances if i.autodl and i.billing]

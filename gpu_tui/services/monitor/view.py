@@ -33,6 +33,9 @@ class InstanceView:
     gpu_error: GpuError | None = None
     processes: tuple[GpuProcess, ...] = ()
     """The driver's compute apps (host pids in a container)."""
+    release_at: float | None = None
+    """While it cannot be reached: the earliest time its provider may release it and its data
+    (core/power.py, from the ledger's last sighting; the dashboard sets it every minute)."""
     holders: HolderScan | None = None
     """Who holds each GPU's device file, seen from inside (None: no scan yet, or none can run)."""
     stats: HostStats | None = None

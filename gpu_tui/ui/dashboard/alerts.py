@@ -15,6 +15,7 @@ from gpu_tui.core.i18n import _
 from gpu_tui.core.metrics.lowutil import LowUtil, assess
 from gpu_tui.core.money.cost import only_in
 from gpu_tui.core.notify.rules import FleetFacts, InstanceFacts, LaptopRules, Notice
+from gpu_tui.core.power import rule_for
 from gpu_tui.core.units import format_local_date
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.notify.instance import INSTANCE_EVENTS
@@ -103,6 +104,8 @@ class LaptopAlerts:
                     billing=v.billing,
                     last_message=v.message,
                     currency=v.config.currency,
+                    release_at=v.release_at,
+                    release_rule=rule_for(v.config.provider, v.config.release_days),
                 )
                 for v in views
             ],

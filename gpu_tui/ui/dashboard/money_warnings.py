@@ -13,6 +13,7 @@ from gpu_tui.core.actions import key_label
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.money.cost import currency_of, only_in, others_than, per_currency
+from gpu_tui.core.power import release_at, rule_for
 from gpu_tui.core.providers import AccountBalance
 from gpu_tui.core.units import (
     format_duration_s,
@@ -70,6 +71,26 @@ class MoneyWarnings:
                     timeout=30,
                     markup=False,
                 )
+
+    def releases(self) -> None:
+        """Each unreachable instance's release date, from the ledger's last sighting and its
+        provider's rule (shown by the host panel, sent a day and an hour before)."""
+        opened, fleet = self._ctx.opened, self._ctx.fleet
+        if opened is None or opened.billing is None or fleet is None:
+            return
+        views = [v for v in fleet.views.values() if v.ours]
+        down = [v for v in views if v.state != "online"]
+        for v in views:
+            v.release_at = None
+        if not down:
+            return
+        try:
+            seen = opened.billing.last_seen_up()
+        except GpuTuiError as exc:
+            log.warning("release dates: %s", exc)
+            return
+        for v in down:
+            v.release_at = release_at(rule_for(v.config.provider, v.config.release_days), seen.get(v.name), up=False)
 
     def budget(self, now: float) -> float | None:
         """Once a day, when today's cost in settings.currency passes settings.budget_daily (what

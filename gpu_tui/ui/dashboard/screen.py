@@ -304,6 +304,7 @@ class DashboardScreen(Screen[None]):
         if now - self._budget_checked >= BUDGET_CHECK_SECONDS:
             self._budget_checked = now
             today = self.warnings.budget(now)
+            self.warnings.releases()
         self.alerts.tick(now, today)
 
     def _refresh_balance(self) -> None:

@@ -32,7 +32,6 @@ from textual.widgets import Log, Select
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _, ngettext
 from gpu_tui.core.jobs import JobInfo
-from gpu_tui.core.units import format_bytes
 from gpu_tui.remote.host import Host
 from gpu_tui.services.fleet import Fleet, InstanceView
 from gpu_tui.services.jobs.follow import LogFollower, LogInbox, LogUpdate, wait_for_link
@@ -40,7 +39,7 @@ from gpu_tui.services.jobs.series.cache import SeriesCache
 from gpu_tui.services.jobs.series.read import WINDOW_BYTES
 from gpu_tui.ui.runcurve import Curve, Plot, axes_of, curve_of, draw, zoom_levels, zoom_word
 from gpu_tui.ui.runseries import SeriesRead, read_curves
-from gpu_tui.ui.screens.job_log_text import hint_text, job_options, others_holding, progress_text, run_job_label
+from gpu_tui.ui.screens.job_log_text import head_text, job_options, others_holding, progress_text, run_job_label
 from gpu_tui.ui.screens.localise import translate_bindings
 from gpu_tui.ui.screens.pick import PickScreen
 from gpu_tui.ui.widgets.stable_footer import StableFooter
@@ -410,6 +409,11 @@ class JobLogScreen(Screen[None]):
         except GpuTuiError as exc:
             self._note = (_("cannot read this job's log: {error}").format(error=exc.line()),)
 
+    def _end_kept(self) -> float | None:
+        """Where the log is scrolled to, if it is at its end (to stay there through a change)."""
+        log = self.query_one(Log)
+        return log.scroll_y if log.is_vertical_scroll_end or self._stick else None
+
     def _to_end(self, y_then: float) -> None:
         """Follow the log's end, unless the reader scrolled up since the lines came (a `home`
         pressed between a batch and the layout after it must not be undone)."""
@@ -440,8 +444,11 @@ class JobLogScreen(Screen[None]):
         head = self._head(running)
         if self._shown != (head, self._live):
             self._shown = (head, self._live)
+            kept = self._end_kept()  # a head that wraps onto one more line must not lift the log off its end
             self.query_one("#head", TextPanel).set_text(head)
             self.query_one("#live", TextPanel).set_text(Text("\n".join(self._live)))
+            if kept is not None:
+                self.call_after_refresh(self._to_end, kept)
         reading = self._reading
         points = reading.loss_points if reading is not None else ()
         now = time.monotonic()
@@ -462,11 +469,10 @@ class JobLogScreen(Screen[None]):
         height = max(4, min(10, (self.size.height - 18) // 2))  # the log keeps most of the screen
         compare = self._compare if self._plot.compare else None
         chart = draw(self._curves, self._plot, width=width, height=height, compare=compare)
-        log = self.query_one(Log)
-        at_end = log.is_vertical_scroll_end or self._stick
+        kept = self._end_kept()
         self.query_one("#chart", TextPanel).set_text(chart)
-        if at_end:  # a taller chart (the whole run's, once read) leaves the log's end in view
-            self.call_after_refresh(self._to_end, log.scroll_y)
+        if kept is not None:  # a taller chart (the whole run's, once read) leaves the log's end in view
+            self.call_after_refresh(self._to_end, kept)
         self._show_note()
 
     def _current(self) -> JobInfo:
@@ -477,24 +483,6 @@ class JobLogScreen(Screen[None]):
         return self._current().state
 
     def _head(self, running: bool) -> Text:
-        j, v = self._job, self._view
-        t = Text()
-        t.append(v.name, style="bold")
-        t.append(f"  {j.id}", style="dim")
-        if j.name:
-            t.append(f"  {j.name}", style="bold cyan")
-        state = self._current_state()
-        t.append(f"  {_(state)}", style={"running": "green", "failed": "bold red", "stopped": "yellow"}.get(state, ""))
-        reading = self._reading
-        if reading is not None:
-            # lines read since the screen opened (the window plus what followed), and the log's size
-            size, n = reading.log_bytes, reading.lines_seen
-            lines = ngettext("{n:,} line, {size}", "{n:,} lines, {size}", n).format(n=n, size=format_bytes(size))
-            t.append(f"  {lines}", style="dim")
-        cmd = str(j.facts.request.get("command") or "").replace("\n", " ; ")
-        t.append(f"\n$ {cmd[:200]}", style="dim")
-        t.append("\n")
-        if reading is not None:
-            t.append_text(progress_text(reading, v, self._clock(), self._currency, running, j.id))
-        t.append_text(hint_text(reading, self._current(), others_holding(v.attribution(), j.id, self.processes_key)))
-        return t
+        others = others_holding(self._view.attribution(), self._job.id, self.processes_key)
+        now = self._clock()
+        return head_text(self._view, self._job, self._current(), self._reading, now, self._currency, running, others)

@@ -10,14 +10,14 @@ from typing import Protocol
 from rich.text import Text
 
 from gpu_tui.core.fit.oomfit import oom_fit_text
-from gpu_tui.core.i18n import _
+from gpu_tui.core.i18n import _, ngettext
 from gpu_tui.core.jobs import JobInfo
 from gpu_tui.core.metrics.holders import Attribution
 from gpu_tui.core.text import printable
 from gpu_tui.core.trainlog.failures import NO_SPACE, OOM, TRACEBACK
 from gpu_tui.core.trainlog.hints import disk_full, disk_full_text, frame_text, hint_for
 from gpu_tui.core.trainlog.model import Progress
-from gpu_tui.core.units import format_eta_s, format_mib, format_money, format_percent
+from gpu_tui.core.units import format_bytes, format_eta_s, format_mib, format_money, format_percent
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.jobs.follow import LogUpdate
 
@@ -135,3 +135,37 @@ def hint_text(reading: LogUpdate | None, job: JobInfo, others: str | None = None
 def job_options(view: InstanceView, job: JobInfo) -> list[tuple[str, str]]:
     """The job list's entries, newest first (the shown job alone when the view has none)."""
     return [(job_label(j), j.id) for j in reversed(list(view.jobs) or [job])]
+
+
+def head_text(
+    view: InstanceView,
+    job: JobInfo,
+    current: JobInfo,
+    reading: LogUpdate | None,
+    now: float,
+    currency: str,
+    running: bool,
+    others: str | None,
+) -> Text:
+    """The log screen's head: the job, its state, the lines read, its command, where the run is
+    (progress_text) and what to do about its failure (hint_text). `current`: the job as the
+    dashboard last listed it; `others`: who else holds GPU memory (others_holding)."""
+    t = Text()
+    t.append(view.name, style="bold")
+    t.append(f"  {job.id}", style="dim")
+    if job.name:
+        t.append(f"  {job.name}", style="bold cyan")
+    state = current.state
+    t.append(f"  {_(state)}", style={"running": "green", "failed": "bold red", "stopped": "yellow"}.get(state, ""))
+    if reading is not None:
+        # lines read since the screen opened (the window plus what followed), and the log's size
+        size, n = reading.log_bytes, reading.lines_seen
+        lines = ngettext("{n:,} line, {size}", "{n:,} lines, {size}", n).format(n=n, size=format_bytes(size))
+        t.append(f"  {lines}", style="dim")
+    cmd = str(job.facts.request.get("command") or "").replace("\n", " ; ")
+    t.append(f"\n$ {cmd[:200]}", style="dim")
+    t.append("\n")
+    if reading is not None:
+        t.append_text(progress_text(reading, view, now, currency, running, job.id))
+    t.append_text(hint_text(reading, current, others))
+    return t

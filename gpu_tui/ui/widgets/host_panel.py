@@ -9,6 +9,7 @@ from rich.text import Text
 from gpu_tui.core.i18n import _, ngettext
 from gpu_tui.core.metrics.lowutil import assess
 from gpu_tui.core.metrics.xid import xid_text
+from gpu_tui.core.power import DAY, release_line, rule_for
 from gpu_tui.core.slurm import SlurmNode
 from gpu_tui.core.text import printable
 from gpu_tui.core.units import (
@@ -70,6 +71,14 @@ class HostPanel(TextPanel):
         if v is not None and v.xids:  # a GPU's last Xid, from the lab's dcgm-exporter: shown in any state
             for index, xid in sorted(v.xids.items()):
                 t.append(_("GPU {index}: {xid}").format(index=index, xid=xid_text(xid)) + "\n", style="bold red")
+        if v is not None and v.release_at is not None:  # a stopped box full of checkpoints (issue 28)
+            rule = rule_for(v.config.provider, v.config.release_days)
+            clock = time.time() if now is None else now
+            if rule is not None:
+                urgent = v.release_at - clock < DAY
+                t.append(
+                    release_line(v.name, v.release_at, clock, rule) + "\n", style="bold red" if urgent else "yellow"
+                )
         if v is None or v.state != "online":
             return t
         if not v.ours:
