@@ -872,6 +872,28 @@ class SshdInstance:
                 )
         return paths
 
+    def use_amd(self, tool: str, answers: dict[str, str]) -> None:
+        """An AMD instance: no nvidia-smi, and a stand-in `tool` (`amd-smi` or `rocm-smi`) on PATH
+        that prints `answers[word]` for its first argument (`metric`, `static`; rocm-smi: `json`
+        for any call), real outputs from tests/data/amd; anything else exits 2."""
+        self.remove_nvidia_smi()
+        d = self.dir / "amd"
+        d.mkdir(exist_ok=True)
+        for word, text in answers.items():
+            (d / word).write_text(text)
+        os.chmod(d, 0o755)
+        first = '"json"' if tool == "rocm-smi" else '"$1"'
+        script = (
+            "#!/bin/sh\n"
+            f"# {tool}, stand-in (tests/sshd.py use_amd): real outputs from tests/data/amd\n"
+            f"f={shlex.quote(str(d))}/{first}\n"
+            '[ -f "$f" ] && exec cat "$f"\n'
+            f'echo "{tool} (stand-in): $*: not answered here" >&2; exit 2\n'
+        )
+        path = self.bin_dir / tool
+        path.write_text(script)
+        os.chmod(path, 0o755)
+
     def remove_nvidia_smi(self) -> None:
         """Simulate a CPU-only instance: ``nvidia-smi`` is no longer found (exit 127)."""
         (self.bin_dir / "nvidia-smi").unlink(missing_ok=True)

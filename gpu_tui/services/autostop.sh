@@ -7,7 +7,8 @@
 #
 # Every CHECK_S seconds (sooner when the idle time is nearly up) it decides "busy" or "idle":
 #   idle = no gpu-tui job running (with AFTER_JOB: that job has ended; other jobs do not count),
-#          every GPU's utilization.gpu under GPU_PCT (memory merely held does not count), and
+#          every GPU's utilization.gpu under GPU_PCT (memory merely held does not count; AMD
+#          GPUs: amdgpu's gpu_busy_percent), and
 #          less than CPU_CENTICORES/100 cores of CPU time used over the check interval.
 # Anything it cannot read counts as busy. Once idle has lasted IDLE_S seconds it runs
 # STATE_DIR/autostop.before.sh (when not empty; at most BEFORE_MAX_S), then
@@ -115,13 +116,24 @@ gpu_check() {
     rc=127
   fi
   if [ "$rc" -eq 126 ] || [ "$rc" -eq 127 ]; then
-    # no runnable nvidia-smi: a CPU-only instance, unless GPU devices are there after all
-    if ls /dev/nvidia[0-9]* > /dev/null 2>&1; then
+    # no runnable nvidia-smi: AMD GPUs say how busy they are in sysfs (amdgpu's
+    # gpu_busy_percent: no process to start), else a CPU-only instance, unless NVIDIA devices
+    # are there after all
+    amd=
+    for f in "${GPU_TUI_SYSROOT:-}"/sys/class/drm/card[0-9]*/device/gpu_busy_percent; do
+      [ -r "$f" ] || continue
+      v=; read -r v < "$f" 2> /dev/null
+      amd="$amd${v:-?}
+"
+    done
+    if [ -n "$amd" ]; then
+      out=$amd rc=0
+    elif ls /dev/nvidia[0-9]* > /dev/null 2>&1; then
       gpu=error gpu_why="GPU devices present but nvidia-smi cannot run"
     else
       gpu=none
     fi
-    return
+    [ -n "$amd" ] || return
   fi
   if [ "$rc" -ne 0 ]; then
     first=$(printf '%s\n' "$out" | sed -n '/./{p;q;}' | cut -c1-160)

@@ -31,7 +31,7 @@ MODULE_PROBE = {
         "import json\n"
         "try:\n import torch\nexcept Exception as e:\n print(json.dumps({'error': type(e).__name__ + ': ' + str(e)}))\n"
         "else:\n print(json.dumps({'version': torch.__version__, 'cuda_available': torch.cuda.is_available(),"
-        " 'cuda': torch.version.cuda}))\n"
+        " 'cuda': torch.version.cuda, 'hip': getattr(torch.version, 'hip', None)}))\n"
     ),
     "paddle": (
         "import json, importlib.util\n"
@@ -50,6 +50,13 @@ def probe_script(inst: InstanceConfig) -> str:
     return f"""
 echo "{SECTION} nvsmi"; nvidia-smi --query-gpu=name --format=csv,noheader 2>&1; echo "{RC} $?"
 echo "{SECTION} nvsmi_version"; nvidia-smi --version 2>/dev/null || nvidia-smi 2>/dev/null | head -n 5
+echo "{SECTION} amd"
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  if command -v amd-smi >/dev/null 2>&1; then echo "tool amd-smi"; amd-smi version 2>&1 | head -n 3
+  elif command -v rocm-smi >/dev/null 2>&1; then echo "tool rocm-smi"; rocm-smi --showdriverversion 2>&1 | head -n 8; fi
+  [ -r /opt/rocm/.info/version ] && echo "rocm $(cat /opt/rocm/.info/version)"
+  [ -r /sys/module/amdgpu/version ] && echo "amdgpu $(cat /sys/module/amdgpu/version)"
+fi
 echo "{SECTION} python"; python3 --version 2>&1; echo "{RC} $?"
 echo "{SECTION} conda"; c=$( {FIND_CONDA_SCRIPT} ); if [ -n "$c" ]; then echo "$c"; "$c" --version 2>&1 | head -n 1; fi
 echo "{SECTION} conda_init"

@@ -6,6 +6,7 @@ One slow or dead instance costs at most its own connect timeout and never delays
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,12 +18,15 @@ from gpu_tui.core.metrics import nvsmi
 from gpu_tui.core.metrics.holders import Attribution, HolderScan, attribute, parse_scan
 from gpu_tui.core.metrics.hoststats import parse_probe
 from gpu_tui.core.metrics.xid import XID_WORDS
-from gpu_tui.core.models import GpuError, GpuErrorKind, GpuProcess, GpuSample, HostStats
+from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, GpuSample, HostStats
 from gpu_tui.core.money.cost import cost_so_far
 from gpu_tui.remote.host import Host
 from gpu_tui.services.monitor import probes
+from gpu_tui.services.monitor.amdwatch import read_amd_once
 from gpu_tui.services.monitor.prometheus import PromSource, read_fleet
 from gpu_tui.services.monitor.promwatch import node_name
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "InstanceStatus",
@@ -137,9 +141,20 @@ async def sample_host(
             text = gpu_res.stdout + gpu_res.stderr
         except RemoteError as exc:
             st.error, st.error_en, st.error_title = exc.message, exc.english, exc.title
+    missing = nvsmi.detect_error(text, gpu_res.exit_status)
+    amd: GpuFrame | GpuError | None = None
+    if missing is not None and missing.kind is GpuErrorKind.NOT_FOUND:  # an AMD instance?
+        try:
+            amd = await read_amd_once(host, timeout=command_timeout)
+        except RemoteError as exc:
+            log.info("%s: AMD GPUs: %s", host.name, exc)
     await host.close()
     st.gpus = nvsmi.parse_rows(text)
     st.gpu_error = nvsmi.detect_error(text, gpu_res.exit_status)
+    if isinstance(amd, GpuFrame):
+        st.gpus, st.gpu_error = list(amd.gpus), None
+    elif amd is not None:
+        st.gpu_error = amd
     if st.gpu_error is None and not st.gpus and gpu_res.exit_status != 0:
         exited = say(N_("nvidia-smi exited ({status})"), status=gpu_res.exit_status)
         st.gpu_error = nvsmi.gpu_error(GpuErrorKind.UNKNOWN, exited)

@@ -112,8 +112,16 @@ def text_parts(template: str, **values: Part) -> list[Part]:
     return parts
 
 
+RELEASE_WARN_SECONDS = 3 * 86400
+"""Within this of its provider's release date, an unreachable row says the time left instead of
+its retry countdown (issue 28): what is about to be lost matters more than the next try."""
+
+
 def state_text(view: InstanceView, now: float) -> Text:
     word = view.shown_state
+    if view.release_at is not None and view.release_at - now < RELEASE_WARN_SECONDS and word != "online":
+        left = format_duration_s(max(0.0, view.release_at - now))
+        return Text(_("{state} ⌛{left}").format(state=state_word(word), left=left), style="bold red")
     if word == "offline" and view.retry_at is not None:
         label = _("offline {countdown}").format(countdown=format_duration_s(view.retry_at - now))
     else:

@@ -346,3 +346,24 @@ def test_cli_defaults_cancel_and_refusals(sshd_instance, tmp_path: Path) -> None
     assert res.returncode == 0 and res.stdout.strip() == f"{name}: autostop is not armed"
     res = cli(tmp_path, sshd_instance, "autostop", name, "--status")
     assert res.returncode == 0 and "autostop is not armed" in res.stdout and "cancelled" in res.stdout
+
+
+async def test_an_amd_instance_is_busy_while_amdgpu_says_its_gpu_is(sshd_instance, tmp_path: Path) -> None:
+    """No nvidia-smi, an AMD card (issue 28): amdgpu's gpu_busy_percent in sysfs (a stand-in
+    under the instance's GPU_TUI_SYSROOT) keeps it from firing while busy; idle, it fires."""
+    sshd_instance.remove_nvidia_smi()
+    busy = sshd_instance.sys_dir / "sys/class/drm/card0/device/gpu_busy_percent"
+    busy.parent.mkdir(parents=True)
+    busy.write_text("87\n")
+    inst = inst_of(sshd_instance)
+    host = await connected(sshd_instance, tmp_path)
+    try:
+        await svc.arm(host, inst, plan(idle=1))
+        await until(lambda: len(decisions(sshd_instance, "busy")) >= 3, what="three checks")
+        assert not sshd_instance.powered_off
+        assert all("gpu=87" in ln and "why=GPU 0 at 87%" in ln for ln in decisions(sshd_instance, "busy"))
+        busy.write_text("0\n")
+        sshd_instance.wait_powered_off(timeout=15)
+        assert "gpu=0 " in decisions(sshd_instance, "firing")[0]
+    finally:
+        await host.close()

@@ -75,3 +75,19 @@ def test_the_release_notice_goes_out_a_day_before_and_again_an_hour_before() -> 
 def test_no_date_no_notice() -> None:
     rules = LaptopRules(idle_minutes=15, unreachable_minutes=1e9, balance_hours=12, budget_daily=0, currency="¥")
     assert [n for n in rules.evaluate(facts(SEEN, None)) if n.event == "release"] == []
+
+
+def test_an_unreachable_row_says_the_time_left_within_three_days() -> None:
+    from gpu_tui.config.settings import InstanceConfig
+    from gpu_tui.services.events import ConnState
+    from gpu_tui.services.fleet import InstanceView
+    from gpu_tui.ui.format import state_text
+
+    view = InstanceView(
+        InstanceConfig(name="box", host="h", provider="autodl"), state=ConnState.OFFLINE, retry_at=SEEN + 9
+    )
+    view.release_at = SEEN + 4 * DAY
+    assert state_text(view, SEEN).plain == "offline 9s"  # days away: the retry countdown
+    view.release_at = SEEN + DAY + 2 * 3600
+    shown = state_text(view, SEEN)
+    assert shown.plain == "offline ⌛1d02h" and shown.style == "bold red"

@@ -9,12 +9,14 @@ and, when not ok, the fix.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from gpu_tui.core.bilingual import Said, say
 from gpu_tui.core.env.mirrors import IndexAnswer
 from gpu_tui.core.i18n import N_
 from gpu_tui.core.metrics import nvsmi
+from gpu_tui.core.models import GpuErrorKind
 from gpu_tui.core.units import format_latency_ms
 
 __all__ = [
@@ -69,8 +71,42 @@ class PyModule:
     version: str | None = None
     cuda_available: bool | None = None
     cuda: str | None = None
+    hip: str | None = None
+    """`torch.version.hip`: a ROCm build (AMD GPUs; `cuda_available` is then about ROCm)."""
     error: str | Said | None = None
     """The import error, or None when the import worked (what python printed, or a `Said`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AmdFacts:
+    tool: str | None
+    """`amd-smi` or `rocm-smi`; None where neither is on PATH."""
+    rocm: str | None
+    driver: str | None
+
+
+_ROCM_VERSION = re.compile(r"ROCm version:\s*([0-9][\w.+-]*)")
+_DRIVER_VERSION = re.compile(r"Driver version:\s*([0-9][\w.+-]*)", re.I)
+
+
+def parse_amd(lines: list[str]) -> AmdFacts | None:
+    """The probe's `amd` section: None where it is empty (nvidia-smi exists, or no AMD at all)."""
+    if not any(line.strip() for line in lines):
+        return None
+    tool = rocm = driver = None
+    for line in lines:
+        word, _, rest = line.partition(" ")
+        if word == "tool" and rest.strip() in ("amd-smi", "rocm-smi"):
+            tool = rest.strip()
+        elif word == "rocm" and rest.strip():
+            rocm = rocm or rest.strip()
+        elif word == "amdgpu" and rest.strip():
+            driver = rest.strip()
+        elif (m := _ROCM_VERSION.search(line)) is not None and m[1] != "N/A":
+            rocm = m[1]
+        elif (m := _DRIVER_VERSION.search(line)) is not None:
+            driver = driver or m[1]
+    return AmdFacts(tool, rocm, driver) if (tool or rocm or driver) else None
 
 
 @dataclass
@@ -78,6 +114,8 @@ class EnvFacts:
     nvsmi_text: str = ""
     nvsmi_rc: int | None = None
     version_text: str = ""
+    amd: AmdFacts | None = None
+    """Where there is no nvidia-smi: the AMD tool there, ROCm's and the amdgpu driver's versions."""
     python_version: str | None = None
     conda_path: str | None = None
     conda_version: str | None = None
@@ -131,6 +169,7 @@ def parse_probe(text: str) -> EnvFacts:
     lines, f.nvsmi_rc = s.get("nvsmi", ([], None))
     f.nvsmi_text = "\n".join(lines)
     f.version_text = "\n".join(s.get("nvsmi_version", ([], None))[0])
+    f.amd = parse_amd(s.get("amd", ([], None))[0])
     py, rc = s.get("python", ([], None))
     if rc == 0 and py and py[0].startswith("Python "):
         f.python_version = py[0].split()[1]
@@ -174,6 +213,7 @@ def parse_module(text: str) -> PyModule:
                 version=str(data.get("version")) if data.get("version") is not None else None,
                 cuda_available=bool(data.get("cuda_available")),
                 cuda=str(data["cuda"]) if data.get("cuda") else None,
+                hip=str(data["hip"]) if data.get("hip") else None,
             )
     lines = text.strip().splitlines()
     return PyModule(error=lines[-1][:200] if lines else say(N_("no answer")))
@@ -192,7 +232,16 @@ def build_checks(f: EnvFacts) -> list[Check]:
     checks: list[Check] = []
     error = nvsmi.detect_error(f.nvsmi_text, f.nvsmi_rc)
     version = nvsmi.parse_version(f.version_text)
-    if error is None and f.nvsmi_text.strip():
+    if f.amd is not None and f.amd.tool is not None and error is not None and error.kind is GpuErrorKind.NOT_FOUND:
+        # an AMD instance: its tool, ROCm and the amdgpu driver instead of nvidia-smi (issue 28)
+        detail = say(
+            N_("{tool}: ROCm {rocm}, amdgpu driver {driver}"),
+            tool=f.amd.tool,
+            rocm=f.amd.rocm or "?",
+            driver=f.amd.driver or "?",
+        )
+        checks.append(_check("amd", True, detail))
+    elif error is None and f.nvsmi_text.strip():
         driver, cuda = version["driver_version"] or "?", version["cuda_version"] or "?"
         detail = say(N_("driver {driver}, CUDA {cuda}, {gpus}"), driver=driver, cuda=cuda, gpus=_gpus(f.nvsmi_text))
         checks.append(_check("nvidia-smi", True, detail))
@@ -255,6 +304,9 @@ def build_checks(f: EnvFacts) -> list[Check]:
                     say(N_("pip install torch (the CUDA build that matches the driver: pytorch.org/get-started)")),
                 )
             )
+        elif t.cuda_available and t.hip:
+            rocm = say(N_("{version}, ROCm {hip}, sees the GPU{where}"), version=t.version, hip=t.hip, where=where)
+            checks.append(_check("torch", True, rocm))
         elif t.cuda_available:
             checks.append(
                 _check(
@@ -266,6 +318,17 @@ def build_checks(f: EnvFacts) -> list[Check]:
                         cuda=t.cuda or "?",
                         where=where,
                     ),
+                )
+            )
+        elif t.hip:
+            checks.append(
+                _check(
+                    "torch",
+                    False,
+                    say(
+                        N_("{version} (ROCm {hip}) cannot see a GPU{where}"), version=t.version, hip=t.hip, where=where
+                    ),
+                    say(N_("install the torch built for this instance's ROCm (pytorch.org/get-started)")),
                 )
             )
         elif t.version and ("+cpu" in t.version or not t.cuda):
@@ -355,7 +418,7 @@ def env_json(f: EnvFacts, checks: list[Check]) -> dict[str, object]:
     version = nvsmi.parse_version(f.version_text)
     torch = None
     if f.torch is not None and f.torch.error is None:
-        torch = {"version": f.torch.version, "cuda_available": f.torch.cuda_available}
+        torch = {"version": f.torch.version, "cuda_available": f.torch.cuda_available, "hip": f.torch.hip}
     return {
         # English whatever the language: JSON values are not translated
         "checks": [
@@ -369,6 +432,8 @@ def env_json(f: EnvFacts, checks: list[Check]) -> dict[str, object]:
         ],
         "driver_version": version["driver_version"],
         "cuda_version": version["cuda_version"],
+        "rocm_version": f.amd.rocm if f.amd is not None else None,
+        "amdgpu_version": f.amd.driver if f.amd is not None else None,
         "python_version": f.python_version,
         "conda_path": f.conda_path,
         "conda_version": f.conda_version,

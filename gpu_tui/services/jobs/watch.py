@@ -18,6 +18,7 @@ from gpu_tui.core.autostop import AutostopStatus
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.jobs import JobFacts, JobInfo
 from gpu_tui.core.slurm import SlurmNode
+from gpu_tui.remote.cancels import raise_lost_cancel
 from gpu_tui.remote.host import Host
 from gpu_tui.services.autostop import read_status
 from gpu_tui.services.jobs import runner as jobsvc
@@ -137,6 +138,9 @@ class JobWatcher:
                     self._failures += 1
                     # a locked-down host may refuse the listing: say so once, then quietly
                     (log.info if self._failures == 1 else log.debug)("%s: job list: %s", self.inst.name, exc)
+            # a cancel that a poll's command swallowed (3.11's wait_for) would leave this loop
+            # waiting for pokes while the app waits for it to end (a CI run hung there)
+            raise_lost_cancel()
             self._poke.clear()
             try:
                 # Not online (or the watch loop reports the jobs): the owner pokes when that

@@ -34,6 +34,7 @@ from gpu_tui.services.events import (
     StateChanged,
 )
 from gpu_tui.services.monitor import probes
+from gpu_tui.services.monitor.amdwatch import amd_stream
 from gpu_tui.services.monitor.watchloop import WatchLoop
 
 __all__ = ["HostMonitor"]
@@ -213,6 +214,7 @@ class HostMonitor:
         error: GpuError | None = None
         legacy = False
         while True:
+            raise_lost_cancel()  # told to stop while a command ran (3.11's wait_for may drop it)
             asm = nvsmi.FrameAssembler(clock=self._clock)
             prefix = ""
             if self.gpu_scope is not None:
@@ -253,13 +255,35 @@ class HostMonitor:
             if not got_frame and not legacy and nvsmi.unsupported_field("\n".join(tail)) == "mig.mode.current":
                 legacy = True  # an old driver: ask again without the MIG field, at once
                 continue
+            found = error or nvsmi.detect_error("\n".join(tail), status)
+            if found is not None and found.kind is GpuErrorKind.NOT_FOUND and not prefix and await self._amd_loop():
+                error = None  # AMD GPUs, read until the channel ended: look again
+                await asyncio.sleep(GPU_RETRY_SECONDS)
+                continue
             if error is None:
-                found = nvsmi.detect_error("\n".join(tail), status) or GpuError(
-                    GpuErrorKind.UNKNOWN, _("nvidia-smi exited ({status})").format(status=status)
-                )
+                found = found or GpuError(GpuErrorKind.UNKNOWN, _("nvidia-smi exited ({status})").format(status=status))
                 error = found
                 self._emit(GpuErrorChanged(self.name, found))
             await asyncio.sleep(GPU_RETRY_SECONDS)
+
+    async def _amd_loop(self) -> bool:
+        """No nvidia-smi: the instance's AMD GPUs through amd-smi or rocm-smi, while the channel
+        lasts (False at once where neither exists)."""
+        # the stream may have said `nvidia-smi not found` already: the first frame clears it
+        shown: list[GpuError | bool | None] = [True]
+
+        def reading(got: GpuFrame | GpuError) -> None:
+            if isinstance(got, GpuFrame):
+                self._gpu_count = len(got.gpus)
+                if shown[0] is not None:
+                    shown[0] = None
+                    self._emit(GpuErrorChanged(self.name, None))
+                self._emit(GpuFrameReceived(self.name, got))
+            elif got != shown[0]:
+                shown[0] = got
+                self._emit(GpuErrorChanged(self.name, got))
+
+        return await amd_stream(self.host, self._refresh, reading)
 
     async def _scope(self) -> str | None:
         assert self.gpu_scope is not None

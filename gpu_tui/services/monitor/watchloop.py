@@ -34,6 +34,7 @@ from gpu_tui.core.metrics.hoststats import CpuTimes, parse_probe
 from gpu_tui.core.metrics.watchrec import RecordParser, WatchFail, WatchHello, WatchRecord
 from gpu_tui.core.trainlog.read import summarize
 from gpu_tui.core.trainlog.summary import LogSummary
+from gpu_tui.remote.cancels import raise_lost_cancel
 from gpu_tui.remote.host import DuplexStream, Host
 from gpu_tui.remote.quoting import fill_script, sh_c
 from gpu_tui.services.events import HoldersReceived, HostStatsReceived, ProcessesReceived
@@ -190,6 +191,7 @@ class WatchLoop:
         """Until cancelled (the connection's end). Returns only to fall back to polling."""
         deaths = 0
         while True:
+            raise_lost_cancel()  # a cancel a command dropped (3.11's wait_for) ends it here
             before = self.records
             try:
                 reason = await self._run_once()

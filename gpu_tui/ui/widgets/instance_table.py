@@ -150,6 +150,8 @@ class InstanceTable(RowList):
         """The row's text can change with `now` alone (what cells_for reads of the clock)."""
         if v.cost_so_far(now) is not None or (v.shown_state == "offline" and v.retry_at is not None):
             return True
+        if v.release_at is not None:  # the time left before its provider may release it
+            return True
         idle = v.idle_seconds(now)
         return self.idle_after is not None and idle is not None and idle < self.idle_after
 
