@@ -78,6 +78,19 @@ def format_duration_s(seconds: float | None) -> str:
     return f"{sec}s"
 
 
+def format_duration_coarse_s(seconds: float | None) -> str:
+    """Its largest unit only, for a narrow cell: `2d`, `11h`, `42m` (at least `1m`); `-` unknown."""
+    value = _finite(seconds)
+    if value is None:
+        return MISSING
+    value = max(0.0, value)
+    if value >= 86400:
+        return f"{int(value // 86400)}d"
+    if value >= 3600:
+        return f"{int(value // 3600)}h"
+    return f"{max(1, int(value // 60))}m"
+
+
 def format_latency_ms(ms: float | None) -> str:
     """A network round trip: `85 ms` below a second, `1.2 s` above; `-` when unknown."""
     value = _finite(ms)

@@ -15,7 +15,14 @@ from gpu_tui.core.metrics.holders import GpuHolderRow
 from gpu_tui.core.metrics.spark import sparkline
 from gpu_tui.core.models import GpuSample
 from gpu_tui.core.text import printable
-from gpu_tui.core.units import format_duration_s, format_eta_s, format_mib, format_mib_as_gib, format_percent
+from gpu_tui.core.units import (
+    format_duration_coarse_s,
+    format_duration_s,
+    format_eta_s,
+    format_mib,
+    format_mib_as_gib,
+    format_percent,
+)
 from gpu_tui.services.fleet import InstanceView
 
 __all__ = [
@@ -120,7 +127,7 @@ its retry countdown (issue 28): what is about to be lost matters more than the n
 def state_text(view: InstanceView, now: float) -> Text:
     word = view.shown_state
     if view.release_at is not None and view.release_at - now < RELEASE_WARN_SECONDS and word != "online":
-        left = format_duration_s(max(0.0, view.release_at - now))
+        left = format_duration_coarse_s(view.release_at - now)  # the state column is narrow
         return Text(_("{state} ⌛{left}").format(state=state_word(word), left=left), style="bold red")
     if word == "offline" and view.retry_at is not None:
         label = _("offline {countdown}").format(countdown=format_duration_s(view.retry_at - now))

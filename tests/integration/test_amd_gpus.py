@@ -1,5 +1,5 @@
 """AMD GPUs over SSH (issue 28): an instance with no nvidia-smi and a stand-in amd-smi or rocm-smi
-that answers with real outputs (tests/data/amd, sources in its SOURCES.md). `status --json` gives
+that answers with real outputs (tests/data/amd, each with its source). `status --json` gives
 the same shape as for NVIDIA; the dashboard's row and panel show the card."""
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ TOP_KEYS = {
     "checks",
     "driver_version",
     "cuda_version",
+    "rocm_version",
+    "amdgpu_version",
     "python_version",
     "conda_path",
     "conda_version",

@@ -13,7 +13,9 @@ from waiting import wait_for
 
 from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.services.billing import Billing
+from gpu_tui.ui.screens import DetailScreen
 from gpu_tui.ui.widgets.host_panel import HostPanel
+from gpu_tui.ui.widgets.text_strips import TextStrips
 
 pytestmark = pytest.mark.sshd
 
@@ -35,3 +37,10 @@ async def test_the_host_panel_counts_down_to_a_stopped_instances_release(sshd_fa
         assert line.startswith("box: its provider may release it and its data from ") and "(in 11h" in line, line
         assert "without a GPU" in line
         assert any(span.style == "bold red" for span in text.spans)  # within a day: red
+        row = lambda: app.dashboard.table._lines["box"].plain  # noqa: E731
+        await wait_for(pilot, lambda: "offline ⌛11h" in row(), timeout=10)  # the row: the time left
+        await pilot.press("enter")  # the detail screen says it too
+        detail = app.screen
+        assert isinstance(detail, DetailScreen)
+        charts = detail.query_one("#charts", TextStrips)
+        await wait_for(pilot, lambda: "may release it and its data" in charts.text.plain, timeout=10)

@@ -1,5 +1,5 @@
 """AMD GPUs (issue 28): amd-smi's and rocm-smi's JSON, read from real outputs
-(tests/data/amd, each file's source in its SOURCES.md), into the rows nvidia-smi's give."""
+(tests/data/amd, each file with its source), into the rows nvidia-smi's give."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ def test_a_healthy_autodl_box_with_a_full_root_disk() -> None:
     assert not c["disk /"].ok and c["disk /"].detail == "1 of 30 GiB free" and "prune" in c["disk /"].fix
     assert c["disk /root/autodl-tmp"].ok
     doc = env_json(f, build_checks(f))
-    assert doc["torch"] == {"version": "2.4.1+cu121", "cuda_available": True}
+    assert doc["torch"] == {"version": "2.4.1+cu121", "cuda_available": True, "hip": None}
     assert doc["disks"][1] == {"path": "/root/autodl-tmp", "free_gib": 49.0, "total_gib": 50.0}
     assert (doc["driver_version"], doc["cuda_version"], doc["conda_version"]) == ("550.54.15", "12.4", "24.9.2")
 

@@ -90,4 +90,4 @@ def test_an_unreachable_row_says_the_time_left_within_three_days() -> None:
     assert state_text(view, SEEN).plain == "offline 9s"  # days away: the retry countdown
     view.release_at = SEEN + DAY + 2 * 3600
     shown = state_text(view, SEEN)
-    assert shown.plain == "offline ⌛1d02h" and shown.style == "bold red"
+    assert shown.plain == "offline ⌛1d" and shown.style == "bold red"

@@ -9,7 +9,7 @@ but counts MiB. Power is `power.socket_power` (older releases: `average_socket_p
 no edge. rocm-smi: `{"card0": {...}, "system": {...}}`, every value a string, memory in bytes, a
 sensor that is N/A left out.
 
-Pure: text in, values out. Real outputs: tests/data/amd (its SOURCES.md says where from).
+Pure: text in, values out. Real outputs: tests/data/amd (where each came from is written beside them).
 """
 
 from __future__ import annotations

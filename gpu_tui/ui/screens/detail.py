@@ -23,6 +23,7 @@ from textual.timer import Timer
 from gpu_tui.core.errors import GpuTuiError
 from gpu_tui.core.i18n import N_, _
 from gpu_tui.core.metrics.dcgm_range import NodeHistory
+from gpu_tui.core.power import release_line, rule_for
 from gpu_tui.core.units import format_clock_hms, format_mib_as_gib, format_percent
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.chart import Line, Steps, chart_rows
@@ -204,6 +205,9 @@ class DetailScreen(Screen[None]):
         t.append(f"{v.name}  ", style="bold")
         t.append(format_clock_hms(self._clock()), style="dim")
         rows = [t]
+        rule = rule_for(v.config.provider, v.config.release_days) if v.release_at is not None else None
+        if rule is not None and v.release_at is not None:  # a stopped box that may be released (issue 28)
+            rows.append(Text(release_line(v.name, v.release_at, self._clock(), rule), style="bold red"))
         note = self._note()
         if note is not None:
             rows.append(note)

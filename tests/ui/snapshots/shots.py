@@ -200,12 +200,20 @@ def _ready(check: Callable[[], bool]) -> bool:
         return False
 
 
-async def until(pilot: Pilot[Any], check: Callable[[], bool], what: str, timeout: float = 20.0) -> None:
-    """Poll `check` (a screen's widget text, a loaded list) until it holds; no fixed sleeps."""
+async def until(
+    pilot: Pilot[Any],
+    check: Callable[[], bool],
+    what: str,
+    timeout: float = 20.0,
+    explain: Callable[[], str] | None = None,
+) -> None:
+    """Poll `check` (a screen's widget text, a loaded list) until it holds; no fixed sleeps.
+    `explain`: what the screen showed, said in the error when it never held."""
     end = time.monotonic() + timeout
     while not _ready(check):
         if time.monotonic() > end:
-            raise TimeoutError(f"waited {timeout:.0f} s for {what}")
+            seen = f"; {explain()}" if explain is not None else ""
+            raise TimeoutError(f"waited {timeout:.0f} s for {what}{seen}")
         await pilot.pause(0.05)
 
 
@@ -250,10 +258,17 @@ def steps(*parts: Callable[[Pilot[Any]], Awaitable[None]] | str | list[str]) -> 
     return run
 
 
-def wait_for(check: Callable[[App[Any]], bool], what: str) -> Callable[[Pilot[Any]], Awaitable[None]]:
-    """A step: wait until `check(app)` holds."""
+def wait_for(
+    check: Callable[[App[Any]], bool],
+    what: str,
+    *,
+    timeout: float = 20.0,
+    explain: Callable[[App[Any]], str] | None = None,
+) -> Callable[[Pilot[Any]], Awaitable[None]]:
+    """A step: wait until `check(app)` holds (`explain(app)`: what was there instead)."""
 
     async def wait(pilot: Pilot[Any]) -> None:
-        await until(pilot, lambda: check(pilot.app), what)
+        said = (lambda: explain(pilot.app)) if explain is not None else None
+        await until(pilot, lambda: check(pilot.app), what, timeout, said)
 
     return wait
