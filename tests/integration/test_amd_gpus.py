@@ -90,3 +90,31 @@ def test_the_env_check_names_rocm_on_an_amd_instance(sshd_factory, tmp_path: Pat
     assert (first["name"], first["ok"]) == ("amd", True), doc["checks"]
     assert first["detail"] == "amd-smi: ROCm 6.1.0, amdgpu driver ?"
     assert doc["rocm_version"] == "6.1.0" and doc["driver_version"] is None
+
+
+def test_an_amd_instances_gpu_processes_are_the_render_nodes_holders(sshd_factory, tmp_path: Path) -> None:
+    """No driver process list on AMD: who holds a GPU's render node is who uses it (stand-in
+    nodes under the instance's GPU_TUI_SYSROOT, a real process of this machine holding one)."""
+    import os
+    import stat
+    import subprocess
+    import sys
+
+    from sshd import ENV_MARK
+
+    inst = sshd_factory("mi", gpus=1)
+    amd_smi(inst)
+    dri = inst.sys_dir / "dev" / "dri"
+    dri.mkdir(parents=True)
+    os.mknod(dri / "renderD128", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    hold = "import sys, time\nf = open(sys.argv[1], 'rb')\nprint('ok', flush=True)\ntime.sleep(600)\n"
+    env = dict(os.environ, **{ENV_MARK: str(inst.dir)})
+    proc = subprocess.Popen([sys.executable, "-c", hold, str(dri / "renderD128")], stdout=subprocess.PIPE, env=env)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ok\n"
+        res = run_gpu_tui(tmp_path, [inst], "status", "--json")
+        rows = json.loads(res.stdout)["instances"][0]["processes"]
+        assert [(r["gpu"], r["pid"], r["attributed"]) for r in rows] == [(0, proc.pid, "fd")]
+    finally:
+        proc.kill()
+        proc.wait()

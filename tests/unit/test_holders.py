@@ -206,3 +206,45 @@ def test_scan_lines_that_are_not_the_format_are_skipped() -> None:
     )
     assert got.holders == (Holder(12, (0,), 0, "root", 1, 12, 99, "python  a b"),)
     assert got.jobs == {12: "j-1"} and got.bus_of_minor == {0: ("0000:01:00.0", None)}
+
+
+@needs_mknod
+def test_without_nvidia_devices_the_render_nodes_are_the_gpus(tmp_path: Path) -> None:
+    """An AMD instance (issue 28): /dev/dri/renderD128 and up; a process holding one is found the
+    same way (its VRAM comes from fdinfo's drm-memory-vram, which a stand-in node cannot have)."""
+    dri = tmp_path / "dev" / "dri"
+    dri.mkdir(parents=True)
+    for n in (128, 129):
+        os.mknod(dri / f"renderD{n}", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    hold = "import sys, time\nf = open(sys.argv[1], 'rb')\nprint('ok', flush=True)\ntime.sleep(60)\n"
+    proc = subprocess.Popen([sys.executable, "-c", hold, str(dri / "renderD129")], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ok\n"
+        got = parse_scan(scan(tmp_path))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert got.render == (128, 129) and got.devices == ()
+    assert [(h.pid, h.minors) for h in got.holders] == [(proc.pid, (129,))]
+    rows = attribute([], got, [gpu(0, 100), gpu(1, 9000)]).rows
+    assert [(r.gpu, r.pid, r.used_memory_mib, r.attributed) for r in rows] == [(1, proc.pid, None, "fd")]
+
+
+def test_fdinfo_vram_is_counted_once_per_drm_client() -> None:
+    """`m` lines as holders.sh prints them from amdgpu's fdinfo (`drm-memory-vram:\\t4194304 KiB`;
+    the kernel's common helper prints no unit, KiB or MiB): a dup'd fd repeats its client id."""
+    text = (
+        "r 128\nr 129\np 77 0 1 77 5\nc 77 python train.py\nh 77 129\n"
+        "m 77 129 12 4194304 KiB\nm 77 129 12 4194304 KiB\nm 77 129 13 512 MiB\n"
+    )
+    got = parse_scan(text)
+    assert got.vram_mib == {(77, 129): 4096 + 512}
+    (row,) = attribute([], got, [gpu(0, 10), gpu(1, 4700)]).rows
+    assert (row.gpu, row.pid, row.used_memory_mib, row.command) == (1, 77, 4608, "python train.py")
+
+
+def test_render_nodes_of_a_machine_whose_gpus_are_not_read_are_no_gpu_processes() -> None:
+    """A laptop's Intel iGPU (`gpu-tui local`, no nvidia-smi, no AMD tool): its render node's
+    holders (the desktop) are not GPU processes."""
+    got = parse_scan("r 128\np 900 1000 1 900 5\nc 900 /usr/bin/gnome-shell\nh 900 128\n")
+    assert attribute([], got, []).rows == ()

@@ -52,6 +52,15 @@ class HolderScan:
     """Minor -> (bus id, GPU UUID) from /proc/driver/nvidia/gpus/*/information, where readable."""
     jobs: Mapping[int, str] = field(default_factory=dict)
     """A running gpu-tui job's process group -> its id."""
+    render: tuple[int, ...] = ()
+    """Minors of the `/dev/dri/renderD<N>` an instance without `/dev/nvidia<N>` has (AMD GPUs)."""
+    vram_mib: Mapping[tuple[int, int], int] = field(default_factory=dict)
+    """(pid, render minor) -> the VRAM its DRM clients hold (amdgpu's fdinfo `drm-memory-vram`)."""
+
+    def memory_of(self, h: Holder, minors: Sequence[int]) -> int | None:
+        """What fdinfo says `h` holds on those render nodes; None where it says nothing."""
+        known = [self.vram_mib[(h.pid, m)] for m in minors if (h.pid, m) in self.vram_mib]
+        return sum(known) if known else None
 
     def job_of(self, h: Holder) -> str | None:
         return self.jobs.get(h.pgrp if h.pgrp is not None else -1) or self.jobs.get(h.pid)
@@ -65,6 +74,8 @@ class HolderScan:
         if out:
             return out
         indexes = sorted(g.index for g in gpus)
+        if self.render and len(self.render) == len(indexes):  # render nodes number the GPUs in order
+            return dict(zip(sorted(self.render), indexes, strict=True))
         if self.bus_of_minor and len(self.bus_of_minor) == len(indexes):
             ranked = sorted(self.bus_of_minor, key=lambda m: self.bus_of_minor[m][0].lower())
             return dict(zip(ranked, indexes, strict=True))
@@ -86,6 +97,8 @@ def parse_scan(text: str) -> HolderScan:
     devices: list[int] = []
     buses: dict[int, tuple[str, str | None]] = {}
     jobs: dict[int, str] = {}
+    render: list[int] = []
+    vram: dict[tuple[int, int], dict[str, int]] = {}
     for line in text.splitlines():
         kind, _, rest = line.partition(" ")
         words = rest.split()
@@ -107,6 +120,13 @@ def parse_scan(text: str) -> HolderScan:
             buses[nums[0]] = (words[1], None if words[2] == "-" else words[2])
         elif kind == "j" and len(words) == 2 and nums[0] is not None:
             jobs[nums[0]] = words[1]
+        elif kind == "r" and len(nums) == 1 and nums[0] is not None:
+            render.append(nums[0])
+        elif kind == "m" and len(words) >= 4 and None not in nums[:2] and nums[3] is not None:
+            unit = words[4] if len(words) > 4 else ""
+            per = {"": 1 / 1024 / 1024, "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}.get(unit)
+            if per is not None:  # one count per DRM client: a dup'd fd repeats its client id
+                vram.setdefault((nums[0] or 0, nums[1] or 0), {})[words[2]] = round((nums[3] or 0) * per)
     holders = []
     for pid, held in minors.items():
         uid, ppid, pgrp, start = facts.get(pid, [None] * 4)
@@ -123,7 +143,8 @@ def parse_scan(text: str) -> HolderScan:
             )
         )
     holders.sort(key=lambda h: h.pid)
-    return HolderScan(tuple(holders), tuple(sorted(set(devices))), buses, jobs)
+    vram_mib = {key: sum(clients.values()) for key, clients in vram.items()}
+    return HolderScan(tuple(holders), tuple(sorted(set(devices))), buses, jobs, tuple(sorted(set(render))), vram_mib)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +225,11 @@ def attribute(driver: Sequence[GpuProcess], scan: HolderScan | None, gpus: Seque
     minor_index = scan.index_of_minor(gpus)
     by_pid = {h.pid: h for h in scan.holders}
     held: dict[int | None, list[Holder]] = {}  # GPU index -> holders not yet matched
+    render = set(scan.render)
     for h in scan.holders:
         for m in h.minors:
+            if m in render and m not in minor_index:
+                continue  # a render node that is no GPU gpu-tui reads (an iGPU, a virtual display)
             held.setdefault(minor_index.get(m), []).append(h)
     rows: list[GpuHolderRow] = []
 
@@ -229,7 +253,9 @@ def attribute(driver: Sequence[GpuProcess], scan: HolderScan | None, gpus: Seque
             p = others.pop()
             rows.append(row(gpu, roots[0], p.pid, p.used_memory_mib, "fd"))
             local = [h for h in local if h is not roots[0]]
-        rows.extend(row(gpu, h, None, None, "fd") for h in local)
+        for h in local:  # on an AMD GPU, what its DRM clients hold (fdinfo), else unknown
+            minors = [m for m in h.minors if minor_index.get(m) == gpu]
+            rows.append(row(gpu, h, None, scan.memory_of(h, minors), "fd"))
         rows.extend(_stray(gpu, p) for p in others)
     rows.sort(key=lambda r: (99 if r.gpu is None else r.gpu, r.pid is None, -(r.used_memory_mib or 0), r.pid or 0))
     return Attribution(tuple(rows), _unnamed(rows, gpus))

@@ -6,6 +6,8 @@
 # core/metrics/holders.py reads them):
 #   g MINOR BUS UUID      per /proc/driver/nvidia/gpus/BUS/information readable here
 #   d MINOR               per /dev/nvidia<N> present here
+#   r MINOR               per /dev/dri/renderD<N> where there is no /dev/nvidia<N> (AMD GPUs)
+#   m PID MINOR CLIENT VALUE [UNIT]   a render node's VRAM from /proc/PID/fdinfo (drm-memory-vram)
 #   h PID MINOR           per process and device it holds
 #   p PID UID PPID PGRP STARTTIME
 #   c PID CMDLINE         (NULs as spaces)
@@ -23,7 +25,14 @@ gpu_holders() {
     [ -e "$gh_f" ] && gh_devs="$gh_devs $gh_f" gh_d="${gh_d}d ${gh_f##*/nvidia}
 "
   done
-  gh_h= gh_pids=
+  if [ -z "$gh_devs" ]; then  # AMD (or any DRM) GPUs: their render nodes
+    for gh_f in "$gh_r"/dev/dri/renderD[0-9]*; do
+      case ${gh_f##*/renderD} in '' | *[!0-9]*) continue ;; esac
+      [ -c "$gh_f" ] && gh_devs="$gh_devs $gh_f" gh_d="${gh_d}r ${gh_f##*/renderD}
+"
+    done
+  fi
+  gh_h= gh_pids= gh_mem=
   if [ -n "$gh_devs" ]; then
     # a loop of builtins: a test per open file (is it a character device?), and for those
     # only, whether it is one of the GPUs' device files (`-ef`: the same device and inode, so
@@ -32,13 +41,24 @@ gpu_holders() {
     for gh_f in /proc/[0-9]*/fd/*; do
       [ -c "$gh_f" ] || continue
       for gh_x in $gh_devs; do
-        if [ "$gh_f" -ef "$gh_x" ]; then gh_list="$gh_list${gh_f%/*} $gh_x
+        if [ "$gh_f" -ef "$gh_x" ]; then gh_list="$gh_list${gh_f%/*} $gh_x ${gh_f##*/}
 "; break; fi
       done
     done
-    while read -r gh_dir gh_link; do
+    while read -r gh_dir gh_link gh_fd; do
       gh_p=${gh_dir#/proc/}; gh_p=${gh_p%/fd}
-      gh_m=${gh_link##*/nvidia}
+      case $gh_link in
+        */renderD*)
+          gh_m=${gh_link##*/renderD}
+          # the DRM client's VRAM (amdgpu's fdinfo); a dup'd fd repeats its client id
+          gh_c= gh_v= gh_un=
+          while read -r gh_k gh_a gh_b; do
+            case $gh_k in drm-client-id:) gh_c=$gh_a ;; drm-memory-vram:) gh_v=$gh_a gh_un=$gh_b ;; esac
+          done < "/proc/$gh_p/fdinfo/$gh_fd" 2>/dev/null
+          [ -n "$gh_v" ] && gh_mem="${gh_mem}m $gh_p $gh_m ${gh_c:--} $gh_v $gh_un
+" ;;
+        *) gh_m=${gh_link##*/nvidia} ;;
+      esac
       case $gh_p$gh_m in '' | *[!0-9]*) continue ;; esac
       case " $gh_h " in *" $gh_p:$gh_m "*) continue ;; esac
       gh_h="$gh_h $gh_p:$gh_m"
@@ -106,5 +126,5 @@ EOF
 " ;; esac
     done
   fi
-  GH=$gh_g$gh_prev_out$gh_j
+  GH=$gh_g$gh_prev_out$gh_mem$gh_j
 }
