@@ -304,6 +304,9 @@ class JobLogScreen(Screen[None]):
         yield StableFooter(compact=True)  # seven keys: compact, so they fit 80 columns
 
     def on_mount(self) -> None:
+        # anchored, the log stays at its end through every resize (a head or chart that wraps
+        # onto another line) until the reader scrolls up, and again once they scroll back down
+        self.query_one(Log).anchor()
         self._repeats = [
             self.set_interval(FLUSH_SECONDS, self._flush),
             self.set_interval(1.0, self._show_note),  # "reading the whole run… (Ns)" counts seconds
