@@ -15,7 +15,7 @@ from gpu_tui.core.bilingual import say
 from gpu_tui.core.errors import GpuTuiError, RemoteError
 from gpu_tui.core.i18n import N_
 from gpu_tui.core.metrics import nvsmi
-from gpu_tui.core.metrics.holders import Attribution, HolderScan, attribute, parse_scan
+from gpu_tui.core.metrics.holders import Attribution, HolderScan, attribute
 from gpu_tui.core.metrics.hoststats import parse_probe
 from gpu_tui.core.metrics.xid import XID_WORDS
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame, GpuProcess, GpuSample, HostStats
@@ -31,7 +31,6 @@ log = logging.getLogger(__name__)
 __all__ = [
     "InstanceStatus",
     "sample_host",
-    "read_holders",
     "collect_status",
     "one_row_per_node",
     "prometheus_status",
@@ -164,15 +163,8 @@ async def sample_host(
         st.processes = nvsmi.parse_compute_apps("\n".join(lines[cut + 1 :]))
         lines = lines[:cut]
     st.stats, _ = parse_probe(lines, time.time())
-    st.holders = read_holders(holders_res.stdout)
+    st.holders = probes.holders_answer(holders_res.stdout)
     return st
-
-
-def read_holders(stdout: str) -> HolderScan | None:
-    """holders_command's answer (None where the scan did not run: no mark)."""
-    mark = probes.HOLDERS_MARK + "\n"
-    at = stdout.find(mark)
-    return parse_scan(stdout[at + len(mark) :]) if at >= 0 else None
 
 
 async def collect_status(

@@ -21,7 +21,7 @@ from typing import Any
 
 from gpu_tui.core.models import GpuFrame, GpuSample
 
-__all__ = ["parse_amd_smi", "parse_rocm_smi", "AmdReadError"]
+__all__ = ["parse_amd_smi", "parse_amd_static", "parse_rocm_smi", "AmdReadError", "Statics"]
 
 _MIB = 1024 * 1024
 
@@ -80,8 +80,13 @@ def _name(static: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def parse_amd_smi(metric_text: str, static_text: str | None, taken_at: float) -> GpuFrame:
-    """`amd-smi metric --json` (and `amd-smi static --json`, for names and VRAM size)."""
+Statics = Mapping[int, Mapping[str, Any]]
+"""`amd-smi static --json` per GPU index (parse_amd_static)."""
+
+
+def parse_amd_static(static_text: str | None) -> Statics:
+    """`amd-smi static --json` by GPU index; empty where it cannot be read (names are a nicety:
+    the numbers stand without them)."""
     statics: dict[int, Mapping[str, Any]] = {}
     if static_text:
         try:
@@ -89,7 +94,14 @@ def parse_amd_smi(metric_text: str, static_text: str | None, taken_at: float) ->
                 at = _int(_value(g.get("gpu")))
                 statics[i if at is None else at] = g
         except AmdReadError:
-            statics = {}  # names are a nicety: the numbers stand without them
+            return {}
+    return statics
+
+
+def parse_amd_smi(metric_text: str, static: str | Statics | None, taken_at: float) -> GpuFrame:
+    """`amd-smi metric --json`, with `amd-smi static --json` (its text, or parse_amd_static's
+    answer, read once for a stream) for names and VRAM size."""
+    statics = parse_amd_static(static) if static is None or isinstance(static, str) else static
     samples = []
     for i, g in enumerate(_gpus(_load(metric_text))):
         index = _int(_value(g.get("gpu")))
@@ -106,16 +118,16 @@ def parse_amd_smi(metric_text: str, static_text: str | None, taken_at: float) ->
         celsius = _value(temp.get("edge"))
         if celsius is None:
             celsius = _value(temp.get("hotspot"))
-        static = statics.get(index)
+        card = statics.get(index)
         total = _value(mem.get("total_vram"))
-        if total is None and static is not None:
-            total = _value(_section(static, "vram").get("size"))
-        bdf = _section(static, "bus").get("bdf") if static is not None else None
+        if total is None and card is not None:
+            total = _value(_section(card, "vram").get("size"))
+        bdf = _section(card, "bus").get("bdf") if card is not None else None
         samples.append(
             GpuSample(
                 index=index,
                 uuid=bdf if isinstance(bdf, str) and bdf != "N/A" else None,
-                name=_name(static),
+                name=_name(card),
                 utilization_gpu=_int(_value(usage.get("gfx_activity"))),
                 memory_used_mib=_int(_value(mem.get("used_vram"))),
                 memory_total_mib=_int(total),

@@ -16,7 +16,7 @@ from gpu_tui.core.bilingual import say
 from gpu_tui.core.errors import RemoteError
 from gpu_tui.core.i18n import N_
 from gpu_tui.core.metrics import nvsmi
-from gpu_tui.core.metrics.amdgpu import AmdReadError, parse_amd_smi, parse_rocm_smi
+from gpu_tui.core.metrics.amdgpu import AmdReadError, Statics, parse_amd_smi, parse_amd_static, parse_rocm_smi
 from gpu_tui.core.models import GpuError, GpuErrorKind, GpuFrame
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import sh_c
@@ -56,7 +56,7 @@ class AmdReader:
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self.tool: str | None = None
         self._clock = clock
-        self._static: str | None = None
+        self._static: Statics | None = None
         self._block: list[str] = []
 
     def feed(self, line: str) -> GpuFrame | GpuError | None:
@@ -69,7 +69,7 @@ class AmdReader:
             return None
         text, self._block = "\n".join(self._block), []
         if self.tool == "amd-smi" and self._static is None:
-            self._static = text
+            self._static = parse_amd_static(text)  # once: the cards do not change
             return None
         try:
             if self.tool == "amd-smi":

@@ -17,7 +17,7 @@ from gpu_tui.config.settings import InstanceConfig
 from gpu_tui.core.errors import InputError, RemoteError
 from gpu_tui.core.i18n import _
 from gpu_tui.core.metrics import nvsmi
-from gpu_tui.core.metrics.holders import Attribution, GpuHolderRow, HolderScan, attribute, parse_scan
+from gpu_tui.core.metrics.holders import Attribution, GpuHolderRow, HolderScan, attribute
 from gpu_tui.core.text import printable
 from gpu_tui.remote.host import Host
 from gpu_tui.remote.quoting import fill_script, join, sh_c
@@ -81,12 +81,10 @@ async def read_holders(host: Host, inst: InstanceConfig, *, timeout: float = 30.
         host.run(join(nvsmi.compute_apps_argv()) + " 2>&1", timeout=timeout),
         host.run(probes.holders_command(shell_state_dir(inst)), timeout=timeout),
     )
-    mark = probes.HOLDERS_MARK + "\n"
-    at = scan.stdout.find(mark)
-    if at < 0:
+    holders = probes.holders_answer(scan.stdout)
+    if holders is None:
         why = (scan.stderr or scan.stdout).strip()[:300] or _("no answer")
         raise RemoteError(_("{name}: cannot see who holds the GPUs: {why}").format(name=inst.name, why=why))
-    holders = parse_scan(scan.stdout[at + len(mark) :])
     return attribute(nvsmi.parse_compute_apps(apps.stdout), holders, nvsmi.parse_rows(gpus.stdout)), holders
 
 

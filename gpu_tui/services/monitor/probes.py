@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib import resources
 
 from gpu_tui.core.metrics import nvsmi
+from gpu_tui.core.metrics.holders import HolderScan, parse_scan
 from gpu_tui.remote.quoting import join, sh_c
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "stats_once_command",
     "holders_script",
     "holders_command",
+    "holders_answer",
     "APPS_MARK",
     "HOLDERS_MARK",
     "END_MARK",
@@ -102,3 +104,10 @@ def stats_once_command(with_apps: bool = True) -> str:
     """One iteration of the stats loop, for `gpu-tui status`."""
     script = _PRELUDE + _STATS_BODY + (_apps_block() if with_apps else "") + f"echo {END_MARK}\n"
     return sh_c(script)
+
+
+def holders_answer(stdout: str) -> HolderScan | None:
+    """holders_command's scan (None where it did not run: no HOLDERS_MARK in the output)."""
+    mark = HOLDERS_MARK + "\n"
+    at = stdout.find(mark)
+    return parse_scan(stdout[at + len(mark) :]) if at >= 0 else None
