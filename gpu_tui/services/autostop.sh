@@ -188,16 +188,26 @@ jobs_check() {
 }
 
 # ---- the user's notification targets (issue 15): detached, so the shutdown never waits on them
+notify_on() { [ -f "$state/notify/targets.json" ] && [ -f "$state/bin/notify-v1.sh" ]; }
 notify() {
-  [ -f "$state/notify/targets.json" ] && [ -f "$state/bin/notify-v1.sh" ] || return 0
+  notify_on || return 0
   say "notify $1"
-  setsid -f sh "$state/bin/notify-v1.sh" "$state" autostop "$1" "autostop:$me:$fired:$1" "${2:-}" \
-    < /dev/null > /dev/null 2>&1
+  # autostop.sent.WHAT appears once the sender has finished: `done` waits for `about` (two
+  # detached senders started a moment apart could otherwise reach the phone the other way round)
+  setsid -f sh -c 'sh "$1" "$2" autostop "$3" "$4" "$5"; : > "$2/autostop.sent.$3"' _ \
+    "$state/bin/notify-v1.sh" "$state" "$1" "autostop:$me:$fired:$1" "${2:-}" < /dev/null > /dev/null 2>&1
+}
+# wait (at most 15 s) for the sender of $1 to finish
+sent() {
+  notify_on || return 0
+  i=0
+  while [ ! -f "$state/autostop.sent.$1" ] && [ "$i" -lt 75 ]; do sleep 0.2; i=$((i + 1)); done
 }
 
 # ---- the end: the user's command, then the provider's shutdown
 fire() {
   fired=$(date +%s)
+  rm -f "$state"/autostop.sent.*
   notify about
   if [ -s "$state/autostop.before.sh" ]; then
     say "before running (at most ${before_max}s)"
@@ -220,6 +230,7 @@ fire() {
     return
   fi
   say "shutdown exit 0, waiting for the power-off"
+  sent about
   notify done
   sleep 120
   say "failed: still running 120s after the shutdown command; watching again"
