@@ -13,30 +13,19 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from logcorpus import CASES, IDS, stream_lines
 
 from gpu_tui.core.trainlog import counters as logcount
 from gpu_tui.core.trainlog import failures as logfail
 from gpu_tui.core.trainlog.counters import counters, epochs_hint, steps_hint
 from gpu_tui.core.trainlog.failures import line_failure, line_failure_unfiltered
 from gpu_tui.core.trainlog.line import parse_line, strip_rank
-from gpu_tui.core.trainlog.stream import LogStream
-
-LOGS = Path(__file__).resolve().parents[1] / "data" / "logs"
-CASES = sorted(LOGS.rglob("*.log"))
-IDS = [str(p.relative_to(LOGS)) for p in CASES]
 
 
 @cache
 def _lines(path: Path) -> tuple[str, ...]:
-    """What parse_line is given for a log: every event (bar states too) and every live row."""
-    stream, out = LogStream(), []
-    data = path.read_bytes()
-    for i in range(0, len(data), 4096):
-        update = stream.feed(data[i : i + 4096])
-        out += [e.text for e in update.events]
-        out += update.live
-    out += [e.text for e in stream.close().events]
-    return tuple(dict.fromkeys(out))
+    """Each distinct line the rules are given for a log (tests/logcorpus.py)."""
+    return tuple(dict.fromkeys(stream_lines(path)))
 
 
 def _same(a: object, b: object) -> bool:

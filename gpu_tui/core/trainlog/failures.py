@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 
 __all__ = [
+    "has_failure_word",
     "OOM",
     "KILLED",
     "KILLED_TIME_LIMIT",
@@ -358,6 +359,12 @@ def line_failure(body: str) -> str | None:
     if _ANY_WORD.search(body) is None:
         return None
     return line_failure_unfiltered(body)
+
+
+def has_failure_word(body: str) -> bool:
+    """The line holds a keyword of a failure's row (only those lines can prove one). No keyword
+    holds a digit, so this is the same for every line of one shape (core/trainlog/line)."""
+    return _ANY_WORD.search(body) is not None
 
 
 def nonfinite_loss(metrics: Mapping[str, float], is_loss_key: Callable[[str], bool]) -> str | None:

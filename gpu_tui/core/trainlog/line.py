@@ -53,6 +53,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple, overload
 
 from gpu_tui.core.trainlog.bars import PROGRESS_FORMS, PROGRESS_FORMS_UNFILTERED
 from gpu_tui.core.trainlog.counters import counters, lowered, parse_duration, with_desc_counters
@@ -63,7 +64,7 @@ from gpu_tui.core.trainlog.failures import (
     NAN_LOSS,
     OOM,
     SEGFAULT,
-    line_failure,
+    has_failure_word,
     line_failure_unfiltered,
     nonfinite_loss,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "Progress",
     "LineInfo",
     "parse_line",
+    "LineParser",
     "parse_duration",
     "strip_rank",
     "is_loss_key",
@@ -166,16 +168,20 @@ _WITH_AVG = re.compile(r"(?<![\w./-])([a-z_]\w*): (" + _NUM + r") \((" + _NUM + 
 _RATE_METRIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ([a-z]+)/s\b")
 
 
-def _rates(line: str, found: dict[str, float]) -> None:
-    if "/s" in line and "it/s" not in line:
-        for value, unit in _RATE_METRIC.findall(line):
-            found.setdefault(unit + "_per_s", float(value))
+def _rates(line: str, found: dict[str, float]) -> bool:
+    if "/s" not in line or "it/s" in line:
+        return False
+    pairs = _RATE_METRIC.findall(line)
+    for value, unit in pairs:
+        found.setdefault(unit + "_per_s", float(value))
+    return bool(pairs)
 
 
-def _pipe_pairs(line: str, found: dict[str, float]) -> None:
+def _pipe_pairs(line: str, found: dict[str, float]) -> bool:
     """One `name: value` / `name value` per `|`-separated segment (Megatron, fairseq)."""
     if line.count("|") < 3 or "%|" in line:
-        return
+        return False
+    matched = False
     for segment in line.split("|"):
         m = _PIPE_PAIR.fullmatch(segment)
         if m is None:
@@ -185,13 +191,16 @@ def _pipe_pairs(line: str, found: dict[str, float]) -> None:
             unit = m[2].lower()
             words = [unit if w == "time" else w for w in words] if "time" in words else [*words, unit]
         found["_".join(words)] = float(m[3])
+        matched = True
+    return matched
 
 
-def _separated_pairs(line: str, found: dict[str, float]) -> None:
+def _separated_pairs(line: str, found: dict[str, float]) -> bool:
     """`name: 1.5`, `name=1.5` and the quoted forms; of two with one name the later wins."""
     if ":" not in line and "=" not in line:
-        return
-    for qualifier, name, value in _KV.findall(line):
+        return False
+    pairs = _KV.findall(line)
+    for qualifier, name, value in pairs:
         if qualifier:
             words = [_SHORT_QUALIFIER.get(w.lower(), w) for w in qualifier.split()]
             key = ("_".join(words) + "_" + name).lower()
@@ -200,27 +209,32 @@ def _separated_pairs(line: str, found: dict[str, float]) -> None:
         if key not in _SKIP_KEYS:
             found[key] = float(value)
     if " (" in line:
-        for name, _, mean in _WITH_AVG.findall(line):
+        means = _WITH_AVG.findall(line)
+        for name, _, mean in means:
             found[name.lower() + "_avg"] = float(mean)
+        return bool(pairs or means)
+    return bool(pairs)
 
 
 # A word each branch of _KW needs (three in four lines with a number hold none).
 _KW_WORDS = ("loss", "acc", "lr", "learning", "step", "epoch", "iter", "grad", "ppl", "perplexity")
 
 
-def _spaced_pairs(line: str, found: dict[str, float]) -> None:
+def _spaced_pairs(line: str, found: dict[str, float]) -> bool:
     low = lowered(line)
     if low is not None and not any(map(low.__contains__, _KW_WORDS)):
-        return
-    _spaced_pairs_unfiltered(line, found)
+        return False
+    return _spaced_pairs_unfiltered(line, found)
 
 
-def _spaced_pairs_unfiltered(line: str, found: dict[str, float]) -> None:
+def _spaced_pairs_unfiltered(line: str, found: dict[str, float]) -> bool:
     """`Loss 0.12` and the other well-known names: never over a value already found."""
-    for name, value in _KW.findall(line):
+    pairs = _KW.findall(line)
+    for name, value in pairs:
         key = _QUALIFIED.sub("_", name.lower())
         if key not in found:
             found[key] = float(value)
+    return bool(pairs)
 
 
 # `Validation BLEU: BLEU-1 73.98, BLEU-2 68.28, BLEU-3 48.80, BLEU-4 33.42`: numbered values of one
@@ -229,20 +243,25 @@ _LABELLED_LIST = re.compile(r"(?:^|(?<=[\s-]))([A-Za-z]+) ([A-Za-z]+): (?=\2-\w+
 _LIST_ITEM = re.compile(r"([A-Za-z]+)-(\w+) (" + _NUM + r")")
 
 
-def _labelled_list(line: str, found: dict[str, float]) -> None:
-    if "-1 " not in line:
-        return
+def _labelled_list(line: str, found: dict[str, float]) -> bool:
+    # no digit in the test: a line's shape decides which forms run (LineParser)
+    if ": " not in line or "-" not in line:
+        return False
     m = _LABELLED_LIST.search(line)
     if m is None:
-        return
+        return False
     label = _SHORT_QUALIFIER.get(m[1].lower(), m[1].lower())
     measure = m[2].lower()
     for name, index, value in _LIST_ITEM.findall(line, m.end()):
         if name.lower() == measure:
             found[f"{label}_{measure}{index.lower()}"] = float(value)
+    return True
 
 
-_METRIC_FORMS: tuple[Callable[[str, dict[str, float]], None], ...] = (
+if TYPE_CHECKING:  # not at run time: an instance's python3 < 3.9 cannot subscript dict
+    # adds the pairs it finds to the dict; True where its pattern matched the line
+    _MetricForm = Callable[[str, dict[str, float]], bool]
+_METRIC_FORMS: tuple[_MetricForm, ...] = (
     _pipe_pairs,
     _separated_pairs,
     _spaced_pairs,
@@ -252,13 +271,6 @@ _METRIC_FORMS: tuple[Callable[[str, dict[str, float]], None], ...] = (
 
 
 _METRIC_FORMS_UNFILTERED = tuple(_spaced_pairs_unfiltered if f is _spaced_pairs else f for f in _METRIC_FORMS)
-
-
-def _metrics(line: str, prefilter: bool = True) -> dict[str, float]:
-    found: dict[str, float] = {}
-    for form in _METRIC_FORMS if prefilter else _METRIC_FORMS_UNFILTERED:
-        form(line, found)
-    return found
 
 
 # ----------------------------------------------------------------------------- loss names
@@ -291,6 +303,27 @@ _EVAL_LABELS = ("Test:", "Eval:", "Val:", "Valid:", "Validation:")  # a line of 
 _EXCEPTION_LINE = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning): ")
 
 
+class _Plan(NamedTuple):
+    """Which recognisers found something on a line: LineParser runs only those on a line of the
+    same shape."""
+
+    words: bool
+    """The line holds a failure's keyword (core/trainlog/failures.has_failure_word)."""
+    number: bool
+    """The line holds a digit, `nan` or `inf`."""
+    progress: Callable[[str], Progress | None] | None
+    """The progress form that found the bar."""
+    tail: int
+    """Where no bar: _COUNTERS (core/trainlog/counters found run counters), _HEADER (none; the
+    line may be a table's header), _EXCEPTION (an exception's own line: neither)."""
+    metrics: tuple[_MetricForm, ...]
+    """The metric forms that matched (on any line of the shape), in _METRIC_FORMS' order."""
+
+
+_BAR, _COUNTERS, _HEADER, _EXCEPTION = range(4)
+_NO_NUMBER = (_Plan(False, False, None, _HEADER, ()), _Plan(True, False, None, _HEADER, ()))
+
+
 def parse_line(line: str, *, prefilter: bool = True) -> LineInfo:
     """Progress, metrics and a single-line failure from one display line.
 
@@ -301,31 +334,128 @@ def parse_line(line: str, *, prefilter: bool = True) -> LineInfo:
     """
     if len(line) > _MAX_LINE:
         line = line[:_MAX_LINE]
+    return _parse(line, prefilter, None)[0]
+
+
+# Every ASCII digit as `0`: a line's shape. The recognisers' patterns name no digit other than by
+# `\d` (but for a failure's, and failures are looked for on every line), so two lines of one
+# shape match the same patterns at the same places: a training log prints a few shapes millions
+# of times. On bytes: str.translate is 10x slower on a line that is not ASCII (every bar).
+_SHAPE = bytes.maketrans(b"123456789", b"000000000")
+_MAX_SHAPES = 4096
+
+
+class LineParser:
+    """`parse_line` for one log, with what each line shape needed remembered: a line of a shape
+    seen before runs only the recognisers that found something on it (most of a line's cost is in
+    the ones that find nothing). The same answers as parse_line (tests hold the two to each other
+    on the real corpus and on its lines with other digits)."""
+
+    __slots__ = ("_plans", "hits")
+
+    def __init__(self) -> None:
+        self._plans: dict[bytes, _Plan] = {}
+        self.hits = 0
+
+    def __reduce__(self) -> tuple[type[LineParser], tuple[()]]:
+        # a saved reader (core/trainlog/series) keeps no plans: they are a cache, rebuilt in a
+        # few lines, and would add a few hundred KB to every save
+        return LineParser, ()
+
+    def parse(self, line: str) -> LineInfo:
+        if len(line) > _MAX_LINE:
+            line = line[:_MAX_LINE]
+        shape = line.encode("utf-8", "surrogatepass").translate(_SHAPE)
+        plan = self._plans.get(shape)
+        if plan is not None:
+            found = _parse(line, True, plan)
+            if found is not None:
+                self.hits += 1
+                return found[0]
+        # a new shape, or one whose bar or counters were not found this time: every recogniser
+        info, found_plan = _parse(line, True, None)
+        if plan is not None and plan.metrics != found_plan.metrics:
+            # a metric form that matched a line of this shape is never dropped from its plan
+            kept = set(plan.metrics + found_plan.metrics)
+            found_plan = found_plan._replace(metrics=tuple(f for f in _METRIC_FORMS if f in kept))
+        plans = self._plans
+        if len(plans) >= _MAX_SHAPES:
+            plans.clear()  # a log of ever new shapes (numbered names): start again
+        plans[shape] = found_plan
+        return info
+
+
+@overload
+def _parse(line: str, prefilter: bool, plan: None) -> tuple[LineInfo, _Plan]: ...
+@overload
+def _parse(line: str, prefilter: bool, plan: _Plan) -> tuple[LineInfo, _Plan] | None: ...
+def _parse(line: str, prefilter: bool, plan: _Plan | None) -> tuple[LineInfo, _Plan] | None:
+    """parse_line's answer and its plan. With `plan`: only the recognisers it names, and None
+    where its bar or counters form finds nothing (the caller parses the line whole)."""
     _, body = strip_rank(line)
-    failure = line_failure(body) if prefilter else line_failure_unfiltered(body)
+    if plan is not None:
+        words = plan.words
+    else:
+        words = has_failure_word(body) if prefilter else True
+    failure = line_failure_unfiltered(body) if words else None
     if body.startswith(_CONFIG_DUMPS) or '"log_history": [' in body:
         # argparse / hyperparameter dumps, a trainer_state.json's whole history: not the latest values
-        return EMPTY if failure is None else LineInfo(failure=failure)
-    if _DIGIT.search(body) is None and _HAS_NUMBER.search(body) is None:
+        return (EMPTY if failure is None else LineInfo(failure=failure)), _NO_NUMBER[words]
+    if plan is None:
+        number = _DIGIT.search(body) is not None or _HAS_NUMBER.search(body) is not None
+    else:
+        number = plan.number
+    if not number:
         columns = header_columns(body)
         if columns is not None:
-            return LineInfo(failure=failure, columns=columns)
-        return EMPTY if failure is None else LineInfo(failure=failure)
+            return LineInfo(failure=failure, columns=columns), _NO_NUMBER[words]
+        return (EMPTY if failure is None else LineInfo(failure=failure)), _NO_NUMBER[words]
     progress = None
-    for form in PROGRESS_FORMS if prefilter else PROGRESS_FORMS_UNFILTERED:
-        progress = form(body)
-        if progress is not None:
-            break
+    bar_form = None
+    if plan is None:
+        for form in PROGRESS_FORMS if prefilter else PROGRESS_FORMS_UNFILTERED:
+            progress = form(body)
+            if progress is not None:
+                bar_form = form
+                break
+    elif plan.progress is not None:
+        bar_form = plan.progress
+        progress = bar_form(body)
+        if progress is None:
+            return None
     columns = None
+    tail = _BAR
     if progress is not None:
         progress = with_desc_counters(progress)
         if progress.desc is not None and progress.scope == "bar":
             columns = header_columns(progress.desc)
-    elif _EXCEPTION_LINE.match(body) is None:  # `ValueError: Tried to step 100002 times` counts nothing
+    elif plan is not None:
+        tail = plan.tail
+        if tail == _COUNTERS:
+            progress = counters(body, prefilter)
+            if progress is None:
+                return None
+        elif tail == _HEADER:
+            columns = header_columns(body)
+    elif _EXCEPTION_LINE.match(body) is not None:  # `ValueError: Tried to step 100002 times` counts nothing
+        tail = _EXCEPTION
+    else:
         progress = counters(body, prefilter)
         if progress is None:
+            tail = _HEADER
             columns = header_columns(body)
-    metrics = _metrics(body, prefilter) if progress is None or progress.scope != "yolo" else {}
+        else:
+            tail = _COUNTERS
+    metrics: dict[str, float] = {}
+    matched: list[_MetricForm] = []
+    if progress is None or progress.scope != "yolo":
+        if plan is None:
+            for pairs in _METRIC_FORMS if prefilter else _METRIC_FORMS_UNFILTERED:
+                if pairs(body, metrics):
+                    matched.append(pairs)
+        else:
+            for pairs in plan.metrics:
+                pairs(body, metrics)
     if "loss" in metrics and body.startswith(_EVAL_LABELS):
         # timm / DeiT validation `Test: [  29/29]  ...  Loss:  0.1036 (0.1876)`: a held-out loss
         metrics[body[: body.index(":")].lower() + "_loss"] = metrics.pop("loss")
@@ -337,11 +467,14 @@ def parse_line(line: str, *, prefilter: bool = True) -> LineInfo:
             progress = replace(progress, global_step=int(metrics["global_step"]))
     if failure is None and metrics:
         failure = nonfinite_loss(metrics, is_loss_key)
+    if plan is None:
+        plan = _Plan(words, True, bar_form, tail, tuple(matched))
     if progress is None and not metrics and failure is None and columns is None:
-        return EMPTY
-    return LineInfo(
+        return EMPTY, plan
+    info = LineInfo(
         progress=progress,
         metrics=MappingProxyType(metrics) if metrics else NO_METRICS,
         failure=failure,
         columns=columns,
     )
+    return info, plan

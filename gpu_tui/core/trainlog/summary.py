@@ -1,6 +1,6 @@
 """What a whole training log amounts to: the latest progress, the losses, and why a job failed.
 
-`LogSummary` follows one job's log in order, each line read by core/trainlog/line's `parse_line`,
+`LogSummary` follows one job's log in order, each line read by core/trainlog/line's `parse_line` (its `LineParser`),
 and holds what the `jobs --json` output and the log screen need (docs/CONTRACTS.md, "Other
 --json outputs"): the latest progress, `last_loss`, a bounded loss curve and `failure`. On top
 of the single-line failures it follows Python tracebacks, which span lines: chained ones, and
@@ -24,10 +24,10 @@ from gpu_tui.core.trainlog.counters import epochs_hint, steps_hint
 from gpu_tui.core.trainlog.failures import INF_LOSS, INTERRUPTED, KILLED, NAN_LOSS
 from gpu_tui.core.trainlog.line import (
     LineInfo,
+    LineParser,
     Progress,
     is_eval_key,
     is_loss_key,
-    parse_line,
     strip_rank,
 )
 from gpu_tui.core.trainlog.progress import RunProgress
@@ -188,6 +188,7 @@ class LogSummary:
             raise ValueError("max_points must be >= 2")
         self._run = RunProgress()
         self._table = Table()
+        self._parser = LineParser()
         self.loss_axis: str | None = None
         """What the loss curves' x counts: `step` (the run's step), `epoch` (epochs, fractional)
         or `index` (the n-th loss printed); None before the first point."""
@@ -268,7 +269,7 @@ class LogSummary:
         """One line, in log order. `final=False`: a bar state a newer one replaced (no
         traceback tracking, it cannot be part of one). Returns what the line said."""
         self.lines_seen += 1
-        info = self._table.apply(line, parse_line(line))
+        info = self._table.apply(line, self._parser.parse(line))
         if final and ("poch" in line or "steps" in line or "iters" in line):
             epochs, steps = epochs_hint(line), steps_hint(line)
             if epochs is not None or steps is not None:
@@ -302,7 +303,7 @@ class LogSummary:
         `[00:00<...]`) would say another thing than the whole line."""
         bar: Progress | None = None
         for line in lines:
-            info = self._table.apply(line, parse_line(line))
+            info = self._table.apply(line, self._parser.parse(line))
             p = info.progress
             if p is not None and bar is None and (p.elapsed_seconds is not None or p.scope in _DRAWN):
                 bar = p
