@@ -18,7 +18,8 @@ into Series): without a cache (every point sent each time, as before the copy wa
 with one (the first call fetches the file and keeps it; later ones only what was appended),
 after `--growth-mb` more and after nothing. Last, the log screen's whole-run read
 (ui/runseries.read_curves, what its chart waits for on an open) with the dashboard's cache: a
-first open, an open again, an open after more growth. Figures, not assertions.
+first open (the instance's overview first, then every point), an open again, an open after more
+growth. Figures, not assertions.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from gpu_tui.remote.local import LocalHost
 from gpu_tui.services.jobs.series import ship
 from gpu_tui.services.jobs.series.cache import SeriesCache
 from gpu_tui.services.jobs.series.read import JobSeries, read_series
-from gpu_tui.ui.runseries import read_curves
+from gpu_tui.ui.runseries import overview_first, read_curves
 
 
 def install(state: Path) -> Path:
@@ -82,22 +83,31 @@ def client(state: Path, job: Path, cache: SeriesCache | None) -> tuple[float, Jo
     return time.perf_counter() - start, got
 
 
-def screen_read(state: Path, job: Path, cache: SeriesCache) -> tuple[float, dict[str, object]]:
-    """(seconds, curves) of the log screen's whole-run read of the job, as its worker makes it."""
+def screen_read(state: Path, job: Path, cache: SeriesCache) -> tuple[float | None, int, float, dict[str, object]]:
+    """The log screen's whole-run read of the job, as its worker makes it: (seconds to the
+    instance's overview and its points, when the screen asks for it first; seconds to every
+    point; the curves)."""
     inst = InstanceConfig(name="bench", host="localhost", state_dir=str(state))
     info = JobInfo(JobFacts(id=job.name), "running")
+    start = time.perf_counter()
+    first: list[float] = []
+    first_points = 0
 
     async def go() -> dict[str, object]:
+        nonlocal first_points
         host = LocalHost()
         await host.connect()
         try:
+            if overview_first(cache, inst, info):
+                thin = await read_curves(host, inst, "bench", info, compare=False, thin=True)
+                first.append(time.perf_counter() - start)
+                first_points = sum(c.count for c in thin.curves.values())
             return dict((await read_curves(host, inst, "bench", info, compare=False, cache=cache)).curves)
         finally:
             await host.close()
 
-    start = time.perf_counter()
     curves = asyncio.run(go())
-    return time.perf_counter() - start, curves
+    return (first[0] if first else None), first_points, time.perf_counter() - start, curves
 
 
 def grow(log: Path, growth: bytes, mb: float) -> None:
@@ -162,8 +172,10 @@ def main() -> None:
             for label in ("log screen, first open", "log screen, opened again", "log screen, + growth"):
                 if label.endswith("growth"):
                     grow(job / "log", growth, args.growth_mb)
-                took, curves = screen_read(state, job, screen)
-                print(f"  {label}: {took:.2f} s to its curves ({len(curves)} series)")
+                thin, thin_points, took, curves = screen_read(state, job, screen)
+                if thin is not None:
+                    print(f"  {label}: {thin:.2f} s to the overview's curves ({thin_points:,} points)", end="; ")
+                print(f"  {label}: {took:.2f} s to every point's curves ({len(curves)} series)")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ no change here; only the values it carries (the job directory, the window size, 
 | `sh -c` sched_plain.stop_script              | `stopped SIG` (the plan's first), `finished`, `no pid` (3) |
 | `sh -c` runner.state_path_script             | /root/.gpu-tui once something is there, else 2 |
 | `sh -c` series.read.catch_up_script          | the summariser's answer: every point of the log so far |
+| `sh -c` ... with `thin`                      | its overview of them (core/trainlog/overview)          |
 | runner.summary_command (`cat; tail -c N`)    | the log's last N bytes                      |
 | runner.follow_command (`tail -c +N -F`)      | a stream of the log's new bytes from byte N on |
 | runner.prune_command (`rm -rf -- DIR...`)    | the jobs are gone                           |
@@ -63,6 +64,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gpu_tui.core.jobs import JOB_ID_RE, JOB_MARK
+from gpu_tui.core.trainlog.overview import SeriesOverview
 from gpu_tui.core.trainlog.series import SeriesReader, encode_points, safe_cut
 from gpu_tui.demo import condascripts
 from gpu_tui.demo.jobs import CONDA_EXE, STATE_DIR, JobTable
@@ -112,6 +114,7 @@ _SCRIPTS: tuple[tuple[str, Template], ...] = (
     ("stop", Template(sched_plain.stop_script(_DIR, _PLAN), _DIR, _PLAN)),
     ("state_path", Template(runner.state_path_script(_STATE), _STATE)),
     ("series", Template(catch_up_script(_STATE, _DIR), _STATE, _DIR)),
+    ("series_thin", Template(catch_up_script(_STATE, _DIR, thin=True), _STATE, _DIR)),
 )
 # command lines, before they are split into words; the follow before the summary read, which
 # would take `+N -F` for its N. follow_command prints offset + 1: the hole is HOLE_N + 1.
@@ -241,8 +244,9 @@ def _state_dir(fields: dict[str, str], table: JobTable) -> Program:
     return Program(stdout=path + "\n") if exists else Program(status=2)
 
 
-def _series(fields: dict[str, str], table: JobTable) -> Program:
-    """The summariser's `once` answer (services/jobs/series/summariser.py) over the whole log."""
+def _series(fields: dict[str, str], table: JobTable, thin: bool = False) -> Program:
+    """The summariser's `once` answer (services/jobs/series/summariser.py) over the whole log;
+    `thin`: its overview's rows (core/trainlog/overview) instead of every point."""
     job_id = _job_id(_word(fields.get("dir")))
     table.advance()
     job = table.get(job_id) if job_id else None
@@ -251,8 +255,21 @@ def _series(fields: dict[str, str], table: JobTable) -> Program:
     data, ended = bytes(job.log), job.exit_code is not None
     reader = SeriesReader()
     points = reader.feed(data if ended else data[: safe_cut(data)]) + (reader.close() if ended else [])
-    status = {"read": reader.offset, "reread": False, "offset": reader.offset, "size": len(data), "closed": ended}
-    body = zlib.compress(encode_points(points).encode("utf-8"))
+    status: dict[str, object] = {
+        "read": reader.offset,
+        "reread": False,
+        "offset": reader.offset,
+        "size": len(data),
+        "closed": ended,
+    }
+    text = encode_points(points)
+    if thin:
+        overview = SeriesOverview()
+        for p in points:
+            overview.add_log_point(p.tag, p.x, p.value, p.time)
+        status["thin"] = True
+        text = "".join(json.dumps(row) + "\n" for row in overview.rows())
+    body = zlib.compress(text.encode("utf-8"))
     return Program(stdout=b"@@status " + json.dumps(status).encode("utf-8") + b"\n" + body)
 
 
@@ -264,6 +281,7 @@ _SCRIPT_ANSWERS: dict[str, Callable[[dict[str, str], JobTable], Program]] = {
     "stop": _stop,
     "state_path": _state_dir,
     "series": _series,
+    "series_thin": lambda fields, table: _series(fields, table, thin=True),
 }
 
 

@@ -9,6 +9,7 @@ from textual.widgets import OptionList, Static
 from waiting import wait_for
 
 from gpu_tui.ui.factory import build_app, demo_source
+from gpu_tui.ui.runseries import SeriesRead
 from gpu_tui.ui.screens.job_log import JobLogScreen
 from gpu_tui.ui.screens.pick import PickScreen
 
@@ -90,3 +91,20 @@ async def test_compare_overlays_another_instances_job() -> None:
         await pilot.press("enter")
         await wait_for(pilot, lambda: screen.plot.compare is None, what="no comparison")
         assert "llama-ft" not in legend(screen)
+
+
+async def test_with_no_copy_of_the_run_the_instances_overview_is_drawn_first(monkeypatch) -> None:
+    seen: list[tuple[bool, bool, list[str]]] = []
+    read = JobLogScreen.on_series_read
+
+    def spy(self: JobLogScreen, msg: SeriesRead) -> None:
+        seen.append((msg.thin, msg.compare, sorted(msg.curves)))
+        read(self, msg)
+
+    monkeypatch.setattr(JobLogScreen, "on_series_read", spy)
+    app = build_app(demo_source(seed=0))  # the demo keeps no copies of series
+    async with app.run_test(size=(100, 36)) as pilot:
+        screen = await open_log(pilot)
+        assert seen[0][:2] == (True, False) and "loss" in seen[0][2]  # the overview, then every point
+        assert seen[1][:2] == (False, False) and seen[1][2] == seen[0][2]
+        assert screen.curves["loss"].points[0][0] == 0

@@ -7,7 +7,9 @@ import math
 
 from rich.cells import cell_len
 
-from gpu_tui.ui.runcurve import Plot, axes_of, curves_of, draw, thin, zoom_levels
+from gpu_tui.ui.runcurve import Plot, axes_of, curve_of, curves_of, draw, thin, zoom_levels
+from gpu_tui.ui.runseries import SeriesRead
+from gpu_tui.ui.screens.job_log_text import run_note
 
 LOSS = [(s, 2.0 / (1 + s / 100) + (0.5 if s == 3000 else 0.0), 1000.0 + 4 * s) for s in range(0, 5000, 5)]
 EVAL = [(s, 2.2 / (1 + s / 100), None) for s in range(0, 5000, 500)]
@@ -72,3 +74,13 @@ def test_a_compared_curve_is_named_in_the_legend_and_the_legend_fits_the_width()
     assert "━ llama-ft (box-2) 0.03" in out.split("\n")[-1]
     narrow = draw(c, Plot(compare="llama-ft (box-2)"), width=60, height=10, compare=other)
     assert all(cell_len(line) <= 60 for line in narrow.plain.split("\n"))
+
+
+def test_the_note_under_the_chart_says_what_the_curve_covers() -> None:
+    curve = curve_of("loss", [(i, 1.0 / (i + 1), None) for i in range(5)])
+    thin = SeriesRead("box", "j", {"loss": curve}, False, 0.2, thin=True)
+    whole = SeriesRead("box", "j", {"loss": curve}, False, 1.5)
+    assert run_note(None, 3.4, None, None, None) == "reading the whole run… (3 s)"
+    assert run_note(thin, 2.0, None, curve, None) == "whole run, thinned on the instance; reading every point… (2 s)"
+    assert run_note(whole, None, None, curve, "last 10 %") == "whole run: 5 points  · zoom: last 10 %"
+    assert run_note(whole, None, "link lost", curve, None) == "the whole run could not be read: link lost"

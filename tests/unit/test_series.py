@@ -14,7 +14,18 @@ from pathlib import Path
 import pytest
 from oldpythons import require_old_python, version_of
 
-from gpu_tui.core.trainlog.series import EVAL_LOSS, LOSS, LogIdentity, Point, SeriesReader, decode_points, safe_cut
+from gpu_tui.core.trainlog.overview import BUCKETS, TAIL, SeriesOverview
+from gpu_tui.core.trainlog.series import (
+    EVAL_LOSS,
+    LOSS,
+    LogIdentity,
+    Point,
+    SeriesReader,
+    decode_points,
+    json_rows,
+    safe_cut,
+)
+from gpu_tui.core.trainlog.series_decode import decode_series
 from gpu_tui.services.jobs.series import ship
 from gpu_tui.services.notify.bundle import no_possessive
 
@@ -109,14 +120,20 @@ def install(state: Path) -> None:
         path.write_text(text)
 
 
-def once(state: Path, job: Path, python: str = sys.executable) -> tuple[dict, dict]:
+def once_text(state: Path, job: Path, *args: str, python: str = sys.executable) -> tuple[dict, str]:
+    """The summariser's `once` (with `args`: GEN FROM [thin]): its status and what it sent."""
     script = state / "bin" / ship.DIR / "summariser.py"
     out = subprocess.run(
-        [python, "-S", str(script), str(state), "once", str(job)], capture_output=True, check=True, timeout=120
+        [python, "-S", str(script), str(state), "once", str(job), *args], capture_output=True, check=True, timeout=120
     ).stdout
     head, _nl, body = out.partition(b"\n")
     assert head.startswith(b"@@status "), out[:300]
-    return json.loads(head[len(b"@@status ") :]), decode_points(zlib.decompress(body).decode())
+    return json.loads(head[len(b"@@status ") :]), zlib.decompress(body).decode()
+
+
+def once(state: Path, job: Path, python: str = sys.executable) -> tuple[dict, dict]:
+    status, text = once_text(state, job, python=python)
+    return status, decode_points(text)
 
 
 def expected(data: bytes, *, closed: bool) -> dict:
@@ -205,3 +222,50 @@ def test_a_series_file_cut_mid_line_gives_its_whole_lines() -> None:
     assert decode_points('["loss",1,0.5,null]\nnot json\n["loss",2,0.25,null]\n') == {
         "loss": [(1, 0.5, None), (2, 0.25, None)]
     }
+
+
+def overview_of(text: str) -> SeriesOverview:
+    """An overview fed every row of a series file at once."""
+    overview = SeriesOverview()
+    for row in json_rows(text):
+        overview.add_row(row)
+    return overview
+
+
+def test_the_summariser_keeps_an_overview_of_the_points_it_writes(tmp_path: Path) -> None:
+    state, job = job_dir(tmp_path)
+    # long enough that its loss and learning rate pass what an overview keeps whole
+    data = b"".join(p.read_bytes() for p in LOGS) * 3
+    (job / "log").write_bytes(data[: len(data) // 2])
+    once(state, job)
+    (job / "log").write_bytes(data)  # a second catch-up: the overview is taken up from the state
+    (job / "exit_code").write_text("0\n")
+    status, whole = once_text(state, job)
+    thin_status, thin = once_text(state, job, "-", "0", "thin")
+    assert thin_status["thin"] and thin_status["read"] == 0 and thin_status["gen"] == status["gen"]
+    assert json.loads(thin.partition("\n")[0]) == {"gen": status["gen"], "thin": True}
+    # what the instance sends is the overview of the whole file, point for point
+    rows = [row for row in json_rows(thin) if isinstance(row, list)]
+    assert rows == list(overview_of(whole).rows())
+    full, kept = decode_series(whole), decode_series(thin)
+    assert list(kept) == list(full)  # every series, in the file's order
+    long = [key for key, pts in full.items() if len(pts) > 4 * TAIL]
+    assert long, "the corpus should hold series an overview thins"
+    for key, pts in full.items():
+        if len(pts) <= TAIL:
+            assert kept[key] == pts, key
+        else:
+            assert len(kept[key]) <= 4 * BUCKETS + TAIL and kept[key][-TAIL:] == pts[-TAIL:], key
+            values = [v for _x, v, _t in pts]
+            assert min(v for _x, v, _t in kept[key]) == min(values), key
+            assert max(v for _x, v, _t in kept[key]) == max(values), key
+
+
+def test_a_log_read_again_starts_its_overview_again(tmp_path: Path) -> None:
+    state, job = job_dir(tmp_path)
+    (job / "log").write_bytes(LOGS[-1].read_bytes())
+    once(state, job)
+    (job / "log").write_bytes(LOGS[-2].read_bytes()[:2000])  # truncated and written anew
+    status, whole = once_text(state, job)
+    _status, thin = once_text(state, job, "-", "0", "thin")
+    assert status["reread"] and decode_series(thin) == decode_series(whole)

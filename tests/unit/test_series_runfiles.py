@@ -305,14 +305,15 @@ def logged_job(tmp_path: Path, job_id: str, steps: int) -> tuple[Path, InstanceC
     return job, InstanceConfig(name="box-1", host="h", state_dir=str(state))
 
 
-def read_local(inst: InstanceConfig, job_id: str, cache: SeriesCache):
-    """`read_series` of a job on this machine (LocalHost), as `metrics` reads it."""
+def read_local(inst: InstanceConfig, job_id: str, cache: SeriesCache, thin: bool = False):
+    """`read_series` of a job on this machine (LocalHost), as `metrics` reads it (`thin`: as
+    the log screen's first read of a run it has no copy of)."""
 
     async def read():
         host = LocalHost()
         await host.connect()
         try:
-            return await read_series(host, inst, job_id, cache=cache)
+            return await read_series(host, inst, job_id, cache=cache, thin=thin)
         finally:
             await host.close()
 
@@ -411,3 +412,24 @@ def test_read_series_parses_only_what_its_saved_decoder_has_not_read(tmp_path: P
     second = read_local(inst, job.name, SeriesCache(tmp_path / "cache"))  # a new process: the decoder from disk
     assert second.series[0].points == first.series[0].points + [(501, 0.0019, None)]
     assert second.fetched is not None and second.fetched < 100  # the appended line only
+
+
+def test_a_thin_read_gives_every_series_in_a_few_thousand_points_and_keeps_no_copy(job: Job, tmp_path: Path) -> None:
+    steps = 30_000
+    job.dir = job.dir.rename(job.dir.with_name("20260101-000000-abcd"))  # an id read_series takes
+    (job.dir / "log").write_bytes(b"".join(f"step {s} | loss {1 / s:.6f}\n".encode() for s in range(1, steps + 1)))
+    events_named(tb_file(tmp_path / "tb", "train/loss", 300), job.work / "runs", time.time() - 50, job.shell.pid)
+    inst = InstanceConfig(name="box-1", host="h", state_dir=str(job.state))
+    cache = SeriesCache(tmp_path / "cache")
+    thin = read_local(inst, job.dir.name, cache, thin=True)
+    assert thin.thin and not cache.path(inst, job.dir.name).exists()  # the overview is never the copy
+    full = read_local(inst, job.dir.name, cache)
+    assert not full.thin and cache.path(inst, job.dir.name).exists()
+    kept = {(s.source, s.tag): s.points for s in thin.series}
+    every = {(s.source, s.tag): s.points for s in full.series}
+    assert set(kept) == set(every) == {("log", "loss"), ("tensorboard", "train/loss"), ("tensorboard", "acc")}
+    loss = kept["log", "loss"]
+    assert len(every["log", "loss"]) == steps and len(loss) < 3000
+    assert loss[0] == every["log", "loss"][0] and loss[-1000:] == every["log", "loss"][-1000:]
+    assert kept["tensorboard", "train/loss"] == every["tensorboard", "train/loss"]  # short: whole
+    assert thin.fetched is not None and full.fetched is not None and thin.fetched < full.fetched / 4

@@ -36,10 +36,16 @@ from gpu_tui.remote.host import Host
 from gpu_tui.services.fleet import Fleet, InstanceView
 from gpu_tui.services.jobs.follow import LogFollower, LogInbox, LogUpdate, wait_for_link
 from gpu_tui.services.jobs.series.cache import SeriesCache
-from gpu_tui.services.jobs.series.read import WINDOW_BYTES
 from gpu_tui.ui.runcurve import Curve, Plot, axes_of, curve_of, draw, zoom_levels, zoom_word
-from gpu_tui.ui.runseries import SeriesRead, read_curves
-from gpu_tui.ui.screens.job_log_text import head_text, job_options, others_holding, progress_text, run_job_label
+from gpu_tui.ui.runseries import SeriesRead, overview_first, read_curves
+from gpu_tui.ui.screens.job_log_text import (
+    head_text,
+    job_options,
+    others_holding,
+    progress_text,
+    run_job_label,
+    run_note,
+)
 from gpu_tui.ui.screens.localise import translate_bindings
 from gpu_tui.ui.screens.pick import PickScreen
 from gpu_tui.ui.widgets.stable_footer import StableFooter
@@ -333,6 +339,10 @@ class JobLogScreen(Screen[None]):
     async def read_run(self, job: JobInfo) -> None:
         """The whole run's series, and again every SERIES_REFRESH_S while the job runs."""
         inst = self._view.config
+        if overview_first(self._series_cache, inst, job):
+            first = await read_curves(self._host, inst, self._view.name, job, compare=False, thin=True)
+            if first.thin:  # else the full read below says what there is (or why not)
+                self.post_message(first)
         while True:
             self.post_message(
                 await read_curves(self._host, inst, self._view.name, job, compare=False, cache=self._series_cache)
@@ -343,6 +353,10 @@ class JobLogScreen(Screen[None]):
 
     @work(exclusive=True, group="compare", exit_on_error=False)
     async def read_compared(self, host: Host, view: InstanceView, job: JobInfo) -> None:
+        if overview_first(self._series_cache, view.config, job):
+            first = await read_curves(host, view.config, view.name, job, compare=True, thin=True)
+            if first.thin:
+                self.post_message(first)
         self.post_message(await read_curves(host, view.config, view.name, job, compare=True, cache=self._series_cache))
 
     def on_series_read(self, msg: SeriesRead) -> None:
@@ -356,7 +370,8 @@ class JobLogScreen(Screen[None]):
             return
         if msg.job != self._job.id:
             return  # a read of the job shown before
-        self._reading_since = None
+        if not msg.thin:
+            self._reading_since = None  # an overview: every point is still being read
         if msg.error is not None:
             self._series_error = msg.error  # the window's curve stays
         else:
@@ -371,24 +386,14 @@ class JobLogScreen(Screen[None]):
 
     def _show_note(self) -> None:
         """The dim line under the chart: what the curve covers, or how long the first read runs."""
-        whole = self._whole
-        if self._reading_since is not None:
-            secs = int(time.monotonic() - self._reading_since)
-            text = _("reading the whole run… ({n} s)").format(n=secs)
-        elif self._series_error is not None:
-            text = _("the whole run could not be read: {error}").format(error=self._series_error)
-        elif whole is not None and whole.window:
-            text = _("last {size} KB of the log: python3 not on the instance").format(size=WINDOW_BYTES // 1024)
-        elif whole is not None:
-            main = self._curves.get(self._plot.tag)
-            n = main.count if main is not None else 0
-            text = ngettext("whole run: {n:,} point", "whole run: {n:,} points", n).format(n=n)
-        else:
-            text = ""
-        if text and self._plot.zoom is not None:
-            main = self._curves.get(self._plot.tag)
-            if main is not None:
-                text += "  · " + _("zoom: {what}").format(what=zoom_word(self._axis(main), self._plot.zoom))
+        main = self._curves.get(self._plot.tag)
+        text = run_note(
+            self._whole,
+            None if self._reading_since is None else time.monotonic() - self._reading_since,
+            self._series_error,
+            main,
+            None if main is None or self._plot.zoom is None else zoom_word(self._axis(main), self._plot.zoom),
+        )
         self.query_one("#runnote", TextPanel).set_text(Text(text, style="dim", overflow="ellipsis", no_wrap=True))
 
     @work(exclusive=True, group="follow", exit_on_error=False)

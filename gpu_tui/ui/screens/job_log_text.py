@@ -20,8 +20,11 @@ from gpu_tui.core.trainlog.model import Progress
 from gpu_tui.core.units import format_bytes, format_eta_s, format_mib, format_money, format_percent
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.services.jobs.follow import LogUpdate
+from gpu_tui.services.jobs.series.read import WINDOW_BYTES
+from gpu_tui.ui.runcurve import Curve
+from gpu_tui.ui.runseries import SeriesRead
 
-__all__ = ["LogReading", "hint_text", "job_label", "job_options", "progress_text", "run_job_label"]
+__all__ = ["LogReading", "hint_text", "job_label", "job_options", "progress_text", "run_job_label", "run_note"]
 
 
 def job_label(job: JobInfo) -> str:
@@ -169,3 +172,27 @@ def head_text(
         t.append_text(progress_text(reading, view, now, currency, running, job.id))
     t.append_text(hint_text(reading, current, others))
     return t
+
+
+def run_note(
+    whole: SeriesRead | None, reading_s: float | None, error: str | None, main: Curve | None, zoom: str | None
+) -> str:
+    """The line under the log screen's chart: what the plotted curve (`main`) covers, or how long
+    the whole-run read has run (`reading_s`); `zoom`: the zoom's words, if one is on."""
+    if reading_s is not None:
+        if whole is not None and whole.thin:
+            text = _("whole run, thinned on the instance; reading every point… ({n} s)").format(n=int(reading_s))
+        else:
+            text = _("reading the whole run… ({n} s)").format(n=int(reading_s))
+    elif error is not None:
+        text = _("the whole run could not be read: {error}").format(error=error)
+    elif whole is not None and whole.window:
+        text = _("last {size} KB of the log: python3 not on the instance").format(size=WINDOW_BYTES // 1024)
+    elif whole is not None:
+        n = main.count if main is not None else 0
+        text = ngettext("whole run: {n:,} point", "whole run: {n:,} points", n).format(n=n)
+    else:
+        text = ""
+    if text and zoom is not None:
+        text += "  · " + _("zoom: {what}").format(what=zoom)
+    return text

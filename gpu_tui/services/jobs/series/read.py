@@ -63,6 +63,8 @@ class JobSeries:
     status: dict[str, object] = field(default_factory=dict)
     fetched: int | None = None
     """Series bytes that came over the link this time (what was appended since the cached copy)."""
+    thin: bool = False
+    """The instance's overview of the points (core/trainlog/overview), not every point."""
 
 
 _CATCH_UP = r"""
@@ -71,13 +73,14 @@ d=__JOBDIR__
 [ -d "$d" ] || { echo "@@nojob"; exit 0; }
 v=; [ -f "$s/bin/__DIR__/VERSION" ] && read -r v < "$s/bin/__DIR__/VERSION"
 [ "$v" = __VERSION__ ] || { echo "@@install"; exit 0; }
-exec sh "$s/bin/__ENTRY__" "$s" once "$d" __GEN__ __FROM__
+exec sh "$s/bin/__ENTRY__" "$s" once "$d" __GEN__ __FROM__ __THIN__
 """
 
 
-def catch_up_script(state: str, jobdir: str, *, gen: str = "", start: int = 0) -> str:
+def catch_up_script(state: str, jobdir: str, *, gen: str = "", start: int = 0, thin: bool = False) -> str:
     """One catch-up of the job in `jobdir` (shell words), then its points (summariser.py `once`):
-    from byte `start` when the points file is still generation `gen` (the copy held here)."""
+    from byte `start` when the points file is still generation `gen` (the copy held here);
+    `thin`: the points file's overview instead (core/trainlog/overview)."""
     return fill_script(
         _CATCH_UP,
         STATE=state,
@@ -87,6 +90,7 @@ def catch_up_script(state: str, jobdir: str, *, gen: str = "", start: int = 0) -
         ENTRY=ENTRY,
         GEN=quote(gen or "-"),
         FROM=str(int(start)),
+        THIN="thin" if thin else "",
     )
 
 
@@ -136,17 +140,27 @@ async def _window(host: Host, inst: InstanceConfig, job_id: str, charset: str | 
 
 
 async def read_series(
-    host: Host, inst: InstanceConfig, job_id: str, *, charset: str | None = None, cache: SeriesCache | None = None
+    host: Host,
+    inst: InstanceConfig,
+    job_id: str,
+    *,
+    charset: str | None = None,
+    cache: SeriesCache | None = None,
+    thin: bool = False,
 ) -> JobSeries:
     """Every point of the job's log and of the files it wrote, up to now (see the module
-    docstring); `cache`: where copies of series files are kept (None: fetch it whole)."""
+    docstring); `cache`: where copies of series files are kept (None: fetch it whole). `thin`:
+    the instance's overview of them instead (a few thousand points a series, the last ones
+    whole), for a first paint; the cache is neither read nor written."""
     where = job_dir(inst, job_id)
+    if thin:
+        cache = None
     copy = cache.load(inst, job_id) if cache is not None else b""
     gen = _generation(copy) if copy else ""
     # off the event loop: the first call builds the shipped files' version (~0.2 s of CPU), which
     # held the log screen's first paint back by 300 ms
     script = await asyncio.to_thread(
-        catch_up_script, shell_state_dir(inst), where, gen=gen, start=len(copy) if gen else 0
+        catch_up_script, shell_state_dir(inst), where, gen=gen, start=len(copy) if gen else 0, thin=thin
     )
     for attempt in (1, 2):
         res = await host.run_bytes(sh_c(script), timeout=CATCH_UP_TIMEOUT_S)
@@ -185,5 +199,6 @@ async def read_series(
             read_bytes=read if isinstance(read, int) else None,
             status=status,
             fetched=len(fresh),
+            thin=status.get("thin") is True,
         )
     raise RemoteError(_("{name}: the series summariser could not be installed").format(name=inst.name))

@@ -3,7 +3,7 @@
 # bin/series-v1/: summariser.py and gpu-tui's log rules). Run as:
 #   sh series-v1.sh STATE watch JOBDIR   the job runner, detached (setsid -f): a catch-up every
 #                                        30 s while the job runs, one more at its end, then exit
-#   sh series-v1.sh STATE once JOBDIR [GEN FROM]   a client (`gpu-tui metrics`): one catch-up,
+#   sh series-v1.sh STATE once JOBDIR [GEN FROM [thin]]   a client (`gpu-tui metrics`): one catch-up,
 #                                        then the points (from byte FROM of generation GEN)
 # It needs python3 >= 3.7 (the log rules' dataclasses); without one `once` says `@@nopython`
 # and the client reads the log's end instead.

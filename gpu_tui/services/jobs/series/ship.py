@@ -39,13 +39,15 @@ log = logging.getLogger(__name__)
 
 ROOTS = (
     "gpu_tui.core.trainlog.series",
+    "gpu_tui.core.trainlog.overview",
     "gpu_tui.core.runfiles.discover",
     "gpu_tui.core.runfiles.tfevents",
     "gpu_tui.core.runfiles.trainer_state",
     "gpu_tui.core.runfiles.lightning_csv",
     "gpu_tui.core.runfiles.mlflow",
 )
-"""The log rules, and the readers of a run's own files (runfiles.py calls them)."""
+"""The log rules, the overview kept beside the points, and the readers of a run's own files
+(runfiles.py calls them)."""
 ENTRY = "series-v1.sh"
 DIR = "series-v1"
 

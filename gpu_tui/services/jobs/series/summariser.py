@@ -7,10 +7,12 @@ no `X | None`.
 
     python3 summariser.py STATE watch JOBDIR    while the job runs: a catch-up every WATCH_S
                                                 seconds, one more at its end, then exit
-    python3 summariser.py STATE once JOBDIR [GEN FROM]
+    python3 summariser.py STATE once JOBDIR [GEN FROM [thin]]
                                                 one catch-up; prints `@@status {...}`, then the
                                                 points file (zlib): from byte FROM when its
-                                                generation is still GEN (a client's copy), else whole
+                                                generation is still GEN (a client's copy), else whole;
+                                                `thin`: the overview's rows instead (a client with
+                                                no copy draws them while the whole file comes)
 
 Each catch-up reads the log, then the run's own files (runfiles.py, shipped beside this file).
 
@@ -22,7 +24,8 @@ Files, all in JOBDIR (under state_dir, mode 600 by the umask):
 - series.state   a JSON header line (the log's identity, the bytes read, the points file's size,
                  the python and rules it was written by, `read_total`: log bytes read over the
                  job's life, re-reads included; `runfiles`: where each run file was read to),
-                 then the pickled reader to resume
+                 then the pickled reader to resume and the points file's overview
+                 (core/trainlog/overview: every point written is fed to it)
 - series.last    `@@series-last {...}`: the run's latest progress and loss as the whole log
                  says them (core/trainlog/series.last_line), for `jobs`, replaced each catch-up
 - series.lock    flock'd by each catch-up (a client's and the watch's never interleave)
@@ -40,6 +43,7 @@ import fcntl
 import importlib
 import json
 import os
+import pickle
 import sys
 import time
 import zlib
@@ -53,6 +57,7 @@ SAVE_EVERY = 16 << 20
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "core"))
 S: Any = importlib.import_module("gpu_tui_trainlog_series")  # shipped beside this file
+V: Any = importlib.import_module("gpu_tui_trainlog_overview")  # the points file's overview
 sys.path.insert(0, HERE)
 R: Any = importlib.import_module("runfiles")  # the run's own files (runfiles.py, beside this file)
 
@@ -73,21 +78,40 @@ def read_header(path: str) -> Tuple[Dict[str, Any], bytes]:
         return {}, b""
 
 
-def load_state(path: str) -> Tuple[Optional[Any], Optional[Any], int, Dict[str, Any]]:
-    """(reader, identity, points size, run files' state) saved, or Nones when there is none to
-    take up."""
+class Saved:
+    """What a catch-up takes up from series.state (Nones: nothing to take up)."""
+
+    def __init__(
+        self,
+        reader: Any = None,
+        overview: Any = None,
+        ident: Any = None,
+        points_size: int = 0,
+        files: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.reader, self.overview, self.ident = reader, overview, ident
+        self.points_size, self.files = points_size, files or {}
+
+
+def load_state(path: str) -> Saved:
     header, blob = read_header(path)
     if header.get("rules") != rules_version():
-        return None, None, 0, {}
-    reader = S.SeriesReader.loads(blob)
+        return Saved()
+    try:
+        reader_blob, overview = pickle.loads(blob)  # noqa: S301 (our own file, in the job's directory)
+    except Exception:  # noqa: BLE001 (anything unreadable: read the log again)
+        return Saved()
+    reader = S.SeriesReader.loads(reader_blob)
     ident = S.LogIdentity.from_json(header.get("identity"))
     files = header.get("runfiles")
-    if reader is None or ident is None:
-        return None, None, 0, {}
-    return reader, ident, int(header.get("points_size") or 0), files if isinstance(files, dict) else {}
+    if reader is None or ident is None or not isinstance(overview, V.SeriesOverview):
+        return Saved()
+    return Saved(reader, overview, ident, int(header.get("points_size") or 0), files if isinstance(files, dict) else {})
 
 
-def save_state(path: str, reader: Any, ident: Any, points_size: int, read_total: int, files: Dict[str, Any]) -> None:
+def save_state(
+    path: str, reader: Any, overview: Any, ident: Any, points_size: int, read_total: int, files: Dict[str, Any]
+) -> None:
     header = {
         "runfiles": files,
         "rules": rules_version(),
@@ -101,13 +125,14 @@ def save_state(path: str, reader: Any, ident: Any, points_size: int, read_total:
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         f.write(json.dumps(header).encode("utf-8") + b"\n")
-        f.write(reader.dumps())
+        f.write(pickle.dumps((reader.dumps(), overview), protocol=pickle.HIGHEST_PROTOCOL))
     os.replace(tmp, path)
 
 
-def catch_up(job_dir: str, ended: bool) -> Dict[str, Any]:
+def catch_up(job_dir: str, ended: bool) -> Tuple[Dict[str, Any], Optional[Any]]:
     """Read what the log gained since the last catch-up (all of it, the first time); `ended`:
-    the job has finished, so its last line and live rows count too (the reader is closed)."""
+    the job has finished, so its last line and live rows count too (the reader is closed).
+    (status, the points file's overview: None where there is no log)."""
     log = os.path.join(job_dir, "log")
     state_path = os.path.join(job_dir, "series.state")
     points_path = os.path.join(job_dir, "series.jsonl")
@@ -115,11 +140,18 @@ def catch_up(job_dir: str, ended: bool) -> Dict[str, Any]:
     try:
         f = open(log, "rb")
     except OSError:
-        return status
+        return status, None
     with f:
         st = os.fstat(f.fileno())
         head = f.read(S.HEAD_BYTES)
-        reader, ident, points_size, files = load_state(state_path)
+        saved = load_state(state_path)
+        reader, overview, ident, points_size, files = (
+            saved.reader,
+            saved.overview,
+            saved.ident,
+            saved.points_size,
+            saved.files,
+        )
         total = read_header(state_path)[0].get("read_total")
         total = total if isinstance(total, int) else 0  # log bytes read over the job's life
         if reader is not None and (
@@ -131,9 +163,11 @@ def catch_up(job_dir: str, ended: bool) -> Dict[str, Any]:
             status["reread"] = True
         if reader is None:
             reader, points_size = S.SeriesReader(read_text(os.path.join(job_dir, "charset")) or None), 0
+            overview = V.SeriesOverview()
             files = {}  # the points file is written anew: the run's files are read again too
         status["size"] = st.st_size
         start = reader.offset
+        identity = S.LogIdentity.of(st.st_ino, head)
         f.seek(start)
         left = 0 if reader.closed else st.st_size - start
         with open(points_path, "a+b") as out:
@@ -152,34 +186,35 @@ def catch_up(job_dir: str, ended: bool) -> Dict[str, Any]:
                 # cut by the read's end is read again next time
                 cut = len(data) if ended and left <= 0 else S.safe_cut(data)
                 carry = data[cut:]
-                out.write(S.encode_points(reader.feed(data[:cut])).encode("utf-8"))
+                write_points(out, overview, reader.feed(data[:cut]))
                 since_save += cut
                 if since_save >= SAVE_EVERY and left > 0:
                     out.flush()
-                    save_state(
-                        state_path,
-                        reader,
-                        S.LogIdentity.of(st.st_ino, head),
-                        out.tell(),
-                        total + reader.offset - start,
-                        files,
-                    )
+                    save_state(state_path, reader, overview, identity, out.tell(), total + reader.offset - start, files)
                     since_save = 0
             if ended and not reader.closed:
-                out.write(S.encode_points(reader.close()).encode("utf-8"))
+                write_points(out, overview, reader.close())
             try:
                 rows, files, status["runfiles"] = R.catch_up_files(job_dir, files)
             except Exception as exc:  # noqa: BLE001 (the log's series stay whatever a run's file holds)
                 rows, status["runfiles"] = "", {"error": "%s: %s" % (type(exc).__name__, exc)}
             out.write(rows.encode("utf-8"))
+            for row in S.json_rows(rows):
+                overview.add_row(row)
             out.flush()
-            save_state(
-                state_path, reader, S.LogIdentity.of(st.st_ino, head), out.tell(), total + reader.offset - start, files
-            )
+            save_state(state_path, reader, overview, identity, out.tell(), total + reader.offset - start, files)
         write_last(job_dir, S.last_line(reader, st.st_size))
         status["read"] = reader.offset - start
         status["offset"], status["closed"] = reader.offset, reader.closed
-    return status
+    return status, overview
+
+
+def write_points(out: Any, overview: Any, points: List[Any]) -> None:
+    """The log's new points to the points file, and to its overview."""
+    out.write(S.encode_points(points).encode("utf-8"))
+    add = overview.add_log_point
+    for p in points:
+        add(p.tag, p.x, p.value, p.time)
 
 
 def write_last(job_dir: str, line: bytes) -> None:
@@ -219,11 +254,11 @@ def generation(first_line: bytes) -> str:
     return str(head.get("gen") or "") if isinstance(head, dict) else ""
 
 
-def once(job_dir: str, gen: str = "", start: int = 0) -> int:
+def once(job_dir: str, gen: str = "", start: int = 0, thin: bool = False) -> int:
     lock = locked(job_dir, "series.lock")
     try:
         ended = os.path.exists(os.path.join(job_dir, "exit_code"))
-        status = catch_up(job_dir, ended)
+        status, overview = catch_up(job_dir, ended)
         out = sys.stdout.buffer
         packer = zlib.compressobj(1)  # points compress ~10x: what a slow link to the instance carries
         try:
@@ -235,6 +270,11 @@ def once(job_dir: str, gen: str = "", start: int = 0) -> int:
                 first = f.readline()
                 size = os.fstat(f.fileno()).st_size
                 status["gen"] = generation(first)
+                if thin and overview is not None:
+                    send_overview(out, packer, status, overview)
+                    out.write(packer.flush())
+                    out.flush()
+                    return 0
                 # the client's copy is a prefix of this file: only what was appended is sent
                 if not gen or gen != status["gen"] or not len(first) <= start <= size:
                     start = 0
@@ -254,6 +294,19 @@ def once(job_dir: str, gen: str = "", start: int = 0) -> int:
     return 0
 
 
+def send_overview(out: Any, packer: Any, status: Dict[str, Any], overview: Any) -> None:
+    """The overview's rows (zlib) after the status line, as a series file of their own."""
+    status["thin"], status["from"] = True, 0
+    out.write(b"@@status " + json.dumps(status).encode("utf-8") + b"\n")
+    lines = [json.dumps({"gen": status["gen"], "thin": True}) + "\n"]
+    for row in overview.rows():
+        lines.append(json.dumps(row, separators=(",", ":"), ensure_ascii=False) + "\n")
+        if len(lines) >= 4096:
+            out.write(packer.compress("".join(lines).encode("utf-8")))
+            lines = []
+    out.write(packer.compress("".join(lines).encode("utf-8")))
+
+
 def watch(job_dir: str) -> int:
     me = locked(job_dir, "series.watch", blocking=False)
     if me is None:
@@ -262,7 +315,7 @@ def watch(job_dir: str) -> int:
         ended = os.path.exists(os.path.join(job_dir, "exit_code"))
         lock = locked(job_dir, "series.lock")
         try:
-            catch_up(job_dir, ended)
+            catch_up(job_dir, ended)  # the overview is saved with the state
         finally:
             if lock is not None:
                 lock.close()
@@ -275,14 +328,21 @@ def watch(job_dir: str) -> int:
 
 
 def main(argv: List[str]) -> int:
-    if len(argv) not in (4, 6) or argv[2] not in ("once", "watch") or (len(argv) == 6 and not argv[5].isdigit()):
-        sys.stderr.write("usage: summariser.py STATE once|watch JOBDIR [GEN FROM]\n")
+    if (
+        len(argv) not in (4, 6, 7)
+        or argv[2] not in ("once", "watch")
+        or (len(argv) >= 6 and not argv[5].isdigit())
+        or (len(argv) == 7 and argv[6] != "thin")
+    ):
+        sys.stderr.write("usage: summariser.py STATE once|watch JOBDIR [GEN FROM [thin]]\n")
         return 2
     os.umask(0o077)
     job_dir = argv[3]
     if argv[2] == "watch":
         return watch(job_dir)
-    return once(job_dir, argv[4], int(argv[5])) if len(argv) == 6 else once(job_dir)
+    if len(argv) == 4:
+        return once(job_dir)
+    return once(job_dir, argv[4], int(argv[5]), thin=len(argv) == 7)
 
 
 if __name__ == "__main__":
