@@ -96,3 +96,10 @@ def test_a_saved_parser_keeps_no_plans() -> None:
     again = pickle.loads(pickle.dumps(parser))
     assert isinstance(again, LineParser) and not again._plans
     assert dict(again.parse("{'loss': 1.5, 'epoch': 0.6}").metrics) == {"loss": 1.5, "epoch": 0.6}
+
+
+def test_a_long_line_is_read_whole_and_no_plan_is_kept_for_it() -> None:
+    parser = LineParser()
+    line = "x" * 2000 + " loss: 0.25"
+    assert _same(parser.parse(line), parse_line(line)) and dict(parser.parse(line).metrics) == {"loss": 0.25}
+    assert not parser._plans and parser.hits == 0

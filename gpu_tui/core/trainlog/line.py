@@ -342,7 +342,9 @@ def parse_line(line: str, *, prefilter: bool = True) -> LineInfo:
 # shape match the same patterns at the same places: a training log prints a few shapes millions
 # of times. On bytes: str.translate is 10x slower on a line that is not ASCII (every bar).
 _SHAPE = bytes.maketrans(b"123456789", b"000000000")
-_MAX_SHAPES = 4096
+_MAX_SHAPES = 2048
+_MAX_SHAPE_BYTES = 1024
+"""Longer lines are read whole each time (their plans would hold megabytes per log followed)."""
 
 
 class LineParser:
@@ -365,7 +367,10 @@ class LineParser:
     def parse(self, line: str) -> LineInfo:
         if len(line) > _MAX_LINE:
             line = line[:_MAX_LINE]
-        shape = line.encode("utf-8", "surrogatepass").translate(_SHAPE)
+        shape = line.encode("utf-8", "surrogatepass")
+        if len(shape) > _MAX_SHAPE_BYTES:
+            return _parse(line, True, None)[0]
+        shape = shape.translate(_SHAPE)
         plan = self._plans.get(shape)
         if plan is not None:
             found = _parse(line, True, plan)
