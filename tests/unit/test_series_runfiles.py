@@ -433,3 +433,18 @@ def test_a_thin_read_gives_every_series_in_a_few_thousand_points_and_keeps_no_co
     assert loss[0] == every["log", "loss"][0] and loss[-1000:] == every["log", "loss"][-1000:]
     assert kept["tensorboard", "train/loss"] == every["tensorboard", "train/loss"]  # short: whole
     assert thin.fetched is not None and full.fetched is not None and thin.fetched < full.fetched / 4
+
+
+def test_a_copy_torn_mid_line_is_mended_by_the_next_append(tmp_path: Path) -> None:
+    job, inst = logged_job(tmp_path, "20260101-000000-abcd", 500)
+    cache = SeriesCache(tmp_path / "cache")
+    read_local(inst, job.name, cache)
+    copy = cache.path(inst, job.name)
+    with copy.open("ab") as f:
+        f.write(b'["loss",501,0.00')  # an append cut short (the laptop slept mid-write)
+    with (job / "log").open("ab") as f:
+        f.write(b"step 501 | loss 0.0019\nstep 502 | loss 0.0018\n")
+    again = read_local(inst, job.name, cache)
+    assert again.fetched is not None and again.fetched < 200  # only the new points came
+    assert copy.read_bytes() == (job / "series.jsonl").read_bytes()
+    assert again.series[0].points[-2:] == [(501, 0.0019, None), (502, 0.0018, None)]

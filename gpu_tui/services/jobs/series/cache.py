@@ -84,6 +84,19 @@ class SeriesCache:
             self._pruned_at = now
             self.prune(keep=path)
 
+    def append(self, inst: InstanceConfig, job_id: str, start: int, more: bytes) -> None:
+        """`more` written at byte `start` of the copy (its length as `load` gave it: a torn last
+        line is cut first), the rest kept: rewriting a 55 MB copy for a minute's points took
+        0.17 s a read (measured). A copy that is not there is written whole by the next `save`."""
+        path = self.path(inst, job_id)
+        try:
+            with path.open("r+b") as f:
+                f.truncate(start)
+                f.seek(start)
+                f.write(more)
+        except OSError as exc:
+            log.warning("series cache %s not appended to: %s", path, exc)
+
     def decoded(self, inst: InstanceConfig, job_id: str, gen: str) -> tuple[SeriesDecoder, int] | None:
         """A decoder of the copy's generation `gen` and how many of its bytes it has read, taken
         out (give it back with `keep_decoded`: two reads never feed one decoder); None: decode it all."""

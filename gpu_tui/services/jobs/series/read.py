@@ -184,12 +184,14 @@ async def read_series(
         read = status.get("read")
         fresh = _inflate(body)
         start = status.get("from")
-        if gen and status.get("gen") == gen and isinstance(start, int) and start == len(copy) and start > 0:
-            data = copy + fresh  # what was appended since the copy
-        else:
-            data = fresh  # the whole file (a first call, or the file was written anew)
+        appended = bool(gen) and status.get("gen") == gen and isinstance(start, int) and start == len(copy) > 0
+        # what was appended since the copy, else the whole file (a first call, or written anew)
+        data = copy + fresh if appended else fresh
         data = data[: data.rfind(b"\n") + 1]
-        if cache is not None and data != copy:
+        if cache is not None and appended:
+            if len(data) > len(copy):
+                cache.append(inst, job_id, len(copy), data[len(copy) :])
+        elif cache is not None and data != copy:
             cache.save(inst, job_id, data)
         gen_now = status.get("gen")
         found = await asyncio.to_thread(_decode, cache, inst, job_id, gen_now if isinstance(gen_now, str) else "", data)
