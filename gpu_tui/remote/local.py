@@ -49,16 +49,22 @@ class _LocalBytes(ByteStream):
         return self._process.returncode
 
 
-def _kill_group(process: asyncio.subprocess.Process) -> None:
+def _kill_group(process: asyncio.subprocess.Process, sig: int = signal.SIGTERM) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGTERM)
+        os.killpg(process.pid, sig)
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        _kill_group(process)
+    """The command's group ended (SIGTERM, then SIGKILL after 2 s) and the process reaped, so its
+    transport is closed before the caller's event loop may end: one left to the garbage collector
+    ran its finaliser against a closed loop, during whatever ran then (an `ast.parse`, which then
+    failed with "AST constructor recursion depth mismatch", CPython 3.11)."""
+    for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
+        if process.returncode is not None:
+            return
+        _kill_group(process, sig)
         with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
-            await asyncio.wait_for(process.wait(), 2.0)
+            await asyncio.wait_for(process.wait(), grace)
 
 
 class LocalHost(Host):
@@ -97,10 +103,13 @@ class LocalHost(Host):
                 process.communicate(stdin.encode() if stdin is not None else None), timeout
             )
         except TimeoutError:
-            _kill_group(process)
+            await _stop(process)
             raise CommandTimeout(
                 say(N_("{name}: command did not finish within {seconds:g} s"), name=self.name, seconds=timeout)
             ) from None
+        except asyncio.CancelledError:
+            await asyncio.shield(_stop(process))  # a second cancel leaves the stop running
+            raise
         return process.returncode, out, err
 
     async def run(self, command: str, *, timeout: float | None = 30.0, stdin: str | None = None) -> CommandResult:
