@@ -127,14 +127,27 @@ def app_state(app: Any) -> str:
 
 
 async def wait_for(
-    pilot: Any, pred: Callable[[], T], timeout: float = 30.0, *, what: str | None = None, step: float = 0.1
+    pilot: Any,
+    pred: Callable[[], T],
+    timeout: float = 30.0,
+    *,
+    what: str | None = None,
+    step: float = 0.1,
+    explain: Callable[[], str] | None = None,
 ) -> T:
-    """`until` through a Textual Pilot: the app settles between polls; the failure names its state."""
+    """`until` through a Textual Pilot: the app settles between polls; the failure names its
+    state, and what `explain` says then (the text the test was reading)."""
     __tracebackhide__ = True
 
     def detail() -> str:
+        said = ""
+        if explain is not None:
+            try:
+                said = "\n  " + explain()
+            except Exception as exc:  # noqa: BLE001 - the timeout is the failure to report
+                said = f"\n  (explain failed: {exc!r})"
         with contextlib.suppress(Exception):
-            return app_state(pilot.app)
-        return "app: not running"
+            return app_state(pilot.app) + said
+        return "app: not running" + said
 
     return await until(pred, timeout, what=what, step=step, pause=pilot.pause, detail=detail)  # type: ignore[return-value]

@@ -11,7 +11,7 @@ import pytest
 from pilothelp import make_app, on_top, panel_text, state_of
 from sshhelp import run_gpu_tui
 from textual.widgets import Input
-from waiting import wait_for
+from waiting import until_sync, wait_for
 
 from gpu_tui.ui.screens.confirm import ConfirmScreen
 from gpu_tui.ui.screens.run_job import RunJobScreen
@@ -20,6 +20,13 @@ from gpu_tui.ui.widgets.host_panel import HostPanel
 pytestmark = [pytest.mark.sshd, pytest.mark.usefixtures("slurm_cluster")]
 
 SLURM = 'scheduler = "slurm"\n'
+
+
+def queue() -> str:
+    """SLURM's queue as squeue prints it: `JOBID NAME STATE REASON`, the name with gpu-tui's
+    `gpu-tui-` prefix cut (a failure message shows it)."""
+    res = subprocess.run(["squeue", "-h", "-o", "%i %j %T %r"], capture_output=True, text=True, timeout=10)
+    return (res.stdout + res.stderr).replace(" gpu-tui-", " ")
 
 
 def submit(tmp: Path, inst, *args: str) -> str:
@@ -31,6 +38,9 @@ def submit(tmp: Path, inst, *args: str) -> str:
 async def test_queue_gpus_and_cancel_in_the_dashboard(sshd_factory, tmp_path: Path) -> None:
     inst = sshd_factory("login", gpus=2)
     submit(tmp_path, inst, "--gpus", "2", "--time", "10", "--name", "holder", "--", "sleep 300")
+    # the waiter after the holder runs: submitted while the holder still waited, SLURM says
+    # `Priority` (a job ahead of it) until its next scheduling pass, a minute later
+    until_sync(lambda: "holder RUNNING" in queue(), timeout=60, what="the holder running", detail=queue)
     waiter = submit(tmp_path, inst, "--gpus", "1", "--name", "waiter", "--", "echo never")
     app = make_app(tmp_path, [inst], keys=SLURM)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -40,9 +50,12 @@ async def test_queue_gpus_and_cancel_in_the_dashboard(sshd_factory, tmp_path: Pa
         def host_text() -> str:
             return app.query_one(HostPanel).render_view(app.dashboard.selected()).plain
 
-        await wait_for(pilot, lambda: "pending (Resources)" in host_text(), timeout=60)
+        def seen() -> str:
+            return f"host panel:\n{host_text()}\nsqueue:\n{queue()}"
+
+        await wait_for(pilot, lambda: "pending (Resources)" in host_text(), timeout=60, explain=seen)
         # the queue: the running job with its node and time of its limit; the partitions' GPUs
-        await wait_for(pilot, lambda: "GPUs 2/2 in use" in host_text(), timeout=60)
+        await wait_for(pilot, lambda: "GPUs 2/2 in use" in host_text(), timeout=60, explain=seen)
 
         def holder() -> str:
             return next((line for line in host_text().splitlines() if "holder" in line), "")
