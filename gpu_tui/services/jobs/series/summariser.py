@@ -78,35 +78,23 @@ def read_header(path: str) -> Tuple[Dict[str, Any], bytes]:
         return {}, b""
 
 
-class Saved:
-    """What a catch-up takes up from series.state (Nones: nothing to take up)."""
-
-    def __init__(
-        self,
-        reader: Any = None,
-        overview: Any = None,
-        ident: Any = None,
-        points_size: int = 0,
-        files: Optional[Dict[str, Any]] = None,
-    ) -> None:
-        self.reader, self.overview, self.ident = reader, overview, ident
-        self.points_size, self.files = points_size, files or {}
-
-
-def load_state(path: str) -> Saved:
+def load_state(path: str) -> Tuple[Optional[Any], Any, Optional[Any], int, Dict[str, Any]]:
+    """(reader, the points file's overview, identity, points size, run files' state) saved, or
+    Nones when there is none to take up."""
+    nothing: Tuple[Optional[Any], Any, Optional[Any], int, Dict[str, Any]] = (None, None, None, 0, {})
     header, blob = read_header(path)
     if header.get("rules") != rules_version():
-        return Saved()
+        return nothing
     try:
         reader_blob, overview = pickle.loads(blob)  # noqa: S301 (our own file, in the job's directory)
     except Exception:  # noqa: BLE001 (anything unreadable: read the log again)
-        return Saved()
+        return nothing
     reader = S.SeriesReader.loads(reader_blob)
     ident = S.LogIdentity.from_json(header.get("identity"))
     files = header.get("runfiles")
     if reader is None or ident is None or not isinstance(overview, V.SeriesOverview):
-        return Saved()
-    return Saved(reader, overview, ident, int(header.get("points_size") or 0), files if isinstance(files, dict) else {})
+        return nothing
+    return reader, overview, ident, int(header.get("points_size") or 0), files if isinstance(files, dict) else {}
 
 
 def save_state(
@@ -144,14 +132,7 @@ def catch_up(job_dir: str, ended: bool) -> Tuple[Dict[str, Any], Optional[Any]]:
     with f:
         st = os.fstat(f.fileno())
         head = f.read(S.HEAD_BYTES)
-        saved = load_state(state_path)
-        reader, overview, ident, points_size, files = (
-            saved.reader,
-            saved.overview,
-            saved.ident,
-            saved.points_size,
-            saved.files,
-        )
+        reader, overview, ident, points_size, files = load_state(state_path)
         total = read_header(state_path)[0].get("read_total")
         total = total if isinstance(total, int) else 0  # log bytes read over the job's life
         if reader is not None and (
@@ -272,20 +253,18 @@ def once(job_dir: str, gen: str = "", start: int = 0, thin: bool = False) -> int
                 status["gen"] = generation(first)
                 if thin and overview is not None:
                     send_overview(out, packer, status, overview)
-                    out.write(packer.flush())
-                    out.flush()
-                    return 0
-                # the client's copy is a prefix of this file: only what was appended is sent
-                if not gen or gen != status["gen"] or not len(first) <= start <= size:
-                    start = 0
-                status["from"], status["points_bytes"] = start, size
-                out.write(b"@@status " + json.dumps(status).encode("utf-8") + b"\n")
-                f.seek(start)
-                while True:
-                    data = f.read(CHUNK)
-                    if not data:
-                        break
-                    out.write(packer.compress(data))
+                else:
+                    # the client's copy is a prefix of this file: only what was appended is sent
+                    if not gen or gen != status["gen"] or not len(first) <= start <= size:
+                        start = 0
+                    status["from"], status["points_bytes"] = start, size
+                    out.write(b"@@status " + json.dumps(status).encode("utf-8") + b"\n")
+                    f.seek(start)
+                    while True:
+                        data = f.read(CHUNK)
+                        if not data:
+                            break
+                        out.write(packer.compress(data))
         out.write(packer.flush())
         out.flush()
     finally:
