@@ -62,6 +62,31 @@ def test_the_corpus_is_mostly_shapes_seen_before() -> None:
             parser.parse(line)
             lines += 1
     assert parser.hits > 0.6 * lines
+    # the bound holds every shape of the 136 logs together: read again, each line is a hit
+    hits, short = parser.hits, 0
+    for path in CASES:
+        for line in _lines(path):
+            parser.parse(line)
+            short += len(line.encode("utf-8", "surrogatepass")) <= logline._MAX_SHAPE_BYTES
+    assert parser.hits - hits == short
+
+
+def test_a_line_whose_answer_is_its_shapes_runs_no_recogniser(monkeypatch: pytest.MonkeyPatch) -> None:
+    parser = LineParser()
+    no_digit = "Traceback (most recent call last):"
+    nothing = "2024-05-01 12:00:01 INFO saving checkpoint to /ckpt/step-300"
+    zeros = "   - Freeze Layers: 0"  # a zero is a digit: `Layers: 1` is another line of its shape
+    for line in (no_digit, nothing, zeros):
+        parser.parse(line)
+
+    def no_recogniser(*args: object) -> None:
+        raise AssertionError("a recogniser ran")
+
+    monkeypatch.setattr(logline, "_parse", no_recogniser)
+    assert parser.parse(no_digit) is parser.parse(no_digit)
+    assert parser.parse(nothing.replace("300", "450")) is logline.EMPTY
+    with pytest.raises(AssertionError, match="a recogniser ran"):
+        parser.parse(zeros.replace("0", "1"))
 
 
 def test_a_plan_whose_recogniser_finds_nothing_reads_the_line_whole() -> None:
