@@ -25,6 +25,7 @@ from gpu_tui.core.i18n import _
 from gpu_tui.services.fleet import Fleet
 from gpu_tui.ui.bindings import system_command, translate_bindings
 from gpu_tui.ui.dashboard import DashboardScreen
+from gpu_tui.ui.gcpace import FULL_COLLECTION_SECONDS, GcPacing
 from gpu_tui.ui.screens import WelcomeScreen
 from gpu_tui.ui.screens.add import AddInstanceScreen
 from gpu_tui.ui.source import FleetSource, Opened
@@ -38,7 +39,8 @@ CLOSE_SECONDS = 5.0
 FREEZE_AFTER_SECONDS = 15.0
 """When the objects of start-up (modules, CSS, widgets, the fleet's connections) leave the
 cyclic GC's care (gc.freeze): a full collection over them took 62 ms (measured on the demo), a
-key press that lands in one waits for it. Later objects are collected as before."""
+key press that lands in one waits for it. From then on the full collections of later objects
+come from a timer (ui/gcpace), not from inside a screen's first paint."""
 
 
 class GpuTuiApp(App[str | None]):
@@ -61,6 +63,7 @@ class GpuTuiApp(App[str | None]):
         self.opened: Opened | None = None
         self.dashboard = DashboardScreen(source, clock=clock, keys=dict(keys or {}))
         self._fleet_worker: Worker[None] | None = None
+        self.gc_pacing = GcPacing()
         if keys:
             self.set_keymap(keys)
 
@@ -83,7 +86,12 @@ class GpuTuiApp(App[str | None]):
         )
         self.dashboard.attach(opened, self.fleet)
         self._fleet_worker = self.run_worker(self.fleet.run(), name="fleet", exit_on_error=False)
-        self.set_timer(FREEZE_AFTER_SECONDS, gc.freeze)
+        self.set_timer(FREEZE_AFTER_SECONDS, self._settled)
+
+    def _settled(self) -> None:
+        gc.freeze()
+        self.gc_pacing.start()
+        self.set_interval(FULL_COLLECTION_SECONDS, self.gc_pacing.collect)
 
     async def on_unmount(self) -> None:
         # The ticks must stop before the widgets they paint go away, and the monitors must finish
@@ -97,6 +105,7 @@ class GpuTuiApp(App[str | None]):
             self.opened.billing.close()  # writes what it held back
         if self.opened is not None and self.opened.close is not None:
             await self.opened.close()
+        self.gc_pacing.stop()
         gc.unfreeze()  # what start-up left is garbage now (an app built again in this process: the tests)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
