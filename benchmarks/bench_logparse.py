@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gpu_tui.core.trainlog.decode import LogDecoder
+from gpu_tui.core.trainlog.line import _SHAPE  # LineParser's key, so the floor pays what it pays
 from gpu_tui.core.trainlog.stream import LogStream
 from gpu_tui.core.trainlog.summary import LogSummary
 
@@ -73,7 +74,6 @@ def parse(path: Path, chunk: int, limit: int | None = None) -> tuple[LogStream, 
     return stream, summary, time.perf_counter() - start
 
 
-_SHAPE = bytes.maketrans(b"123456789", b"000000000")
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 

@@ -36,8 +36,7 @@ class GcPacing:
 
     def start(self) -> None:
         if self._saved is None:
-            young, middle, oldest = gc.get_threshold()
-            self._saved = (young, middle, oldest)
+            self._saved = young, middle, _ = gc.get_threshold()
             gc.set_threshold(young, middle, _NEVER)
 
     def collect(self) -> int:
