@@ -14,11 +14,12 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from gpu_tui.services.fleet import Fleet, InstanceView
+from gpu_tui.ui.kept import KeptScreen
 from gpu_tui.ui.source import FleetSource, Opened
 
-__all__ = ["DashboardContext", "KeptScreen"]
+__all__ = ["DashboardContext", "Kept"]
 
-KeptScreen = TypeVar("KeptScreen", bound=Screen[Any])
+Kept = TypeVar("Kept", bound=KeptScreen)
 
 
 class DashboardContext(Protocol):
@@ -57,7 +58,7 @@ class DashboardContext(Protocol):
 
     def push(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None: ...
 
-    def kept(self, name: str, make: Callable[[], KeptScreen]) -> KeptScreen:
+    def kept(self, name: str, make: Callable[[], Kept]) -> Kept:
         """The screen kept under `name`, made by `make` the first time: a screen opened often is
         composed once and shown again (composing it cost a third of the key's latency)."""
         ...

@@ -30,12 +30,13 @@ from gpu_tui.ui.dashboard import instance_keys, job_keys, process_keys
 from gpu_tui.ui.dashboard.alerts import LaptopAlerts
 from gpu_tui.ui.dashboard.arrange_keys import ArrangeKeys
 from gpu_tui.ui.dashboard.available import AVAILABLE, FOR_LAB_NODES, configured
-from gpu_tui.ui.dashboard.context import KeptScreen
+from gpu_tui.ui.dashboard.context import Kept
 from gpu_tui.ui.dashboard.money_warnings import MoneyWarnings
 from gpu_tui.ui.dashboard.outbox import OutboxWatch
 from gpu_tui.ui.dashboard.power_keys import PowerKeys
 from gpu_tui.ui.dashboard.shell import open_shell
 from gpu_tui.ui.dashboard.start_keys import StartKeys
+from gpu_tui.ui.kept import KeptScreen
 from gpu_tui.ui.messages import JobEnded
 from gpu_tui.ui.screens import DetailScreen, HelpScreen
 from gpu_tui.ui.screens.conda import CondaScreen
@@ -99,7 +100,7 @@ class DashboardScreen(Screen[None]):
         self._closing = False
         self._mounted = False
         self._budget_checked = 0.0
-        self._kept: dict[str, Screen[Any]] = {}
+        self._kept: dict[str, KeptScreen] = {}
         """Screens opened often (detail, a job's log), composed once and kept installed."""
         # Held, not queried: a query from a timer could find a modal's widgets instead.
         self.fleet_bar = FleetBar(source.title, "¥", id="fleet-bar")
@@ -137,12 +138,12 @@ class DashboardScreen(Screen[None]):
     def push(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None:
         self.app.push_screen(screen, callback)
 
-    def kept(self, name: str, make: Callable[[], KeptScreen]) -> KeptScreen:
+    def kept(self, name: str, make: Callable[[], Kept]) -> Kept:
         screen = self._kept.get(name)
         if screen is None:
             screen = self._kept[name] = make()
             self.app.install_screen(screen, name=f"kept-{name}")
-        return cast(KeptScreen, screen)
+        return cast(Kept, screen)
 
     def start(self, work: Coroutine[Any, Any, object], *, group: str) -> None:
         # exit_on_error=False: one failed action must not close the dashboard (the app reports it)

@@ -17,7 +17,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.timer import Timer
 
 from gpu_tui.core.errors import GpuTuiError
@@ -28,6 +27,7 @@ from gpu_tui.core.units import format_clock_hms, format_mib_as_gib, format_perce
 from gpu_tui.services.fleet import InstanceView
 from gpu_tui.ui.chart import Line, Steps, chart_rows
 from gpu_tui.ui.format import short_gpu_name
+from gpu_tui.ui.kept import KeptScreen
 from gpu_tui.ui.screens.localise import translate_bindings
 from gpu_tui.ui.widgets.stable_footer import StableFooter
 from gpu_tui.ui.widgets.text_strips import TextStrips
@@ -93,7 +93,7 @@ def chart(
     return out
 
 
-class DetailScreen(Screen[None]):
+class DetailScreen(KeptScreen):
     """Kept installed by the dashboard and shown again for each `enter` (`show`): composing it
     afresh each time cost most of the key's latency; its redraw timer runs only while shown."""
 

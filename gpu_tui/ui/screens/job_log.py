@@ -25,7 +25,6 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Log, Select
 
@@ -36,6 +35,7 @@ from gpu_tui.remote.host import Host
 from gpu_tui.services.fleet import Fleet, InstanceView
 from gpu_tui.services.jobs.follow import LogFollower, LogInbox, LogUpdate, wait_for_link
 from gpu_tui.services.jobs.series.cache import SeriesCache
+from gpu_tui.ui.kept import KeptScreen
 from gpu_tui.ui.runcurve import Curve, Plot, axes_of, curve_of, draw, zoom_levels, zoom_word
 from gpu_tui.ui.runseries import SeriesRead, overview_first, read_curves
 from gpu_tui.ui.screens.job_log_text import (
@@ -60,7 +60,7 @@ SERIES_REFRESH_S = 30.0  # a running job's whole run is asked again this often (
 NO_COMPARE = "\x00none"  # the compare picker's "no comparison" entry (never a job id)
 
 
-class JobLogScreen(Screen[None]):
+class JobLogScreen(KeptScreen):
     BINDINGS = [
         Binding("escape,q", "app.pop_screen", N_("Back")),
         # the dashboard's stop_job id, so a `[keys]` remap of `x` applies here too
