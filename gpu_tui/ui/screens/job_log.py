@@ -77,7 +77,7 @@ class JobLogScreen(KeptScreen):
     JobLogScreen #jobs SelectCurrent { border: none; height: 1; padding: 0 1; background: $boost; }
     JobLogScreen #chart { height: auto; }
     JobLogScreen #runnote { height: 1; color: $text-muted; padding: 0 1; }
-    JobLogScreen Log { height: 1fr; border-top: solid $primary-darken-2; }
+    JobLogScreen Log { height: 1fr; border-top: solid $primary-darken-2; overflow: auto auto; }
     JobLogScreen #live { height: auto; max-height: 4; color: $text-muted; padding: 0 1; }
     """
     processes_key = "P"  # the dashboard's GPU processes key, as remapped: an OOM's hint names it
