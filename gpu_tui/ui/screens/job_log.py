@@ -48,6 +48,7 @@ from gpu_tui.ui.screens.job_log_text import (
 )
 from gpu_tui.ui.screens.localise import translate_bindings
 from gpu_tui.ui.screens.pick import PickScreen
+from gpu_tui.ui.widgets.log_view import LogView
 from gpu_tui.ui.widgets.stable_footer import StableFooter
 from gpu_tui.ui.widgets.text_panel import TextPanel
 
@@ -305,7 +306,7 @@ class JobLogScreen(KeptScreen):
         yield Select(job_options(self._view, self._job), value=self._job.id, allow_blank=False, id="jobs")
         yield TextPanel(id="chart")
         yield TextPanel(id="runnote")
-        yield Log(max_lines=MAX_LOG_LINES, id="log", auto_scroll=True)
+        yield LogView(max_lines=MAX_LOG_LINES, id="log", auto_scroll=True)
         yield TextPanel(id="live")
         yield StableFooter(compact=True)  # seven keys: compact, so they fit 80 columns
 
