@@ -141,12 +141,15 @@ def _walk(seed: int, n: int, gaps: bool, edge: float = 10.0) -> list[float | Non
 
 def test_evenly_spaced_steps_draw_what_the_same_points_as_a_line_draw() -> None:
     """The detail screen's fast path (Steps: values at a fixed step) and the general one (Line:
-    (x, y) points) give the same chart: dense (600 values on 73 columns), sparse (12 on 73), with
-    gaps and values past the y range."""
+    (x, y) points) give the same chart: dense (600 values on 73 columns), sparse (12 on 73, 150 on
+    153), with gaps and values past the y range."""
     # 600 on 156 columns: about two values a dot column, the detail screen at 160 wide; 300 on
     # 156: one each; an x range narrower than the values: columns off the canvas
     cases = [(600, False, 76, None), (600, True, 76, None), (12, False, 76, None), (150, True, 76, None)]
     cases += [(600, False, 156, None), (300, False, 156, None), (600, False, 76, (-300.0, 0.0))]
+    # fewer values than dot columns, some columns apart (the first minutes of a detail screen):
+    # the sparse plan; 200 on 156: columns one and two apart in turn
+    cases += [(150, False, 156, None), (200, False, 156, None), (41, False, 156, None), (2, False, 76, None)]
     for n, gaps, width, xlim in cases:
         # every other series within the y range: nothing to clamp
         series = [_walk(seed, n, gaps, edge=10.0 * (seed % 2)) for seed in range(8)]
