@@ -14,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.command import CommandPalette
 from textual.screen import Screen
@@ -25,7 +25,7 @@ from gpu_tui.core.i18n import _
 from gpu_tui.services.fleet import Fleet
 from gpu_tui.ui.bindings import system_command, translate_bindings
 from gpu_tui.ui.dashboard import DashboardScreen
-from gpu_tui.ui.gcpace import FULL_COLLECTION_SECONDS, GcPacing
+from gpu_tui.ui.gcpace import FULL_COLLECTION_SECONDS, KEY_HOLD_SECONDS, GcPacing
 from gpu_tui.ui.screens import WelcomeScreen
 from gpu_tui.ui.screens.add import AddInstanceScreen
 from gpu_tui.ui.source import FleetSource, Opened
@@ -87,6 +87,11 @@ class GpuTuiApp(App[str | None]):
         self.dashboard.attach(opened, self.fleet)
         self._fleet_worker = self.run_worker(self.fleet.run(), name="fleet", exit_on_error=False)
         self.set_timer(FREEZE_AFTER_SECONDS, self._settled)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and self.gc_pacing.hold():  # a key's paint before any collection
+            self.set_timer(KEY_HOLD_SECONDS, self.gc_pacing.release)
+        await super().on_event(event)
 
     def _settled(self) -> None:
         gc.freeze()

@@ -29,3 +29,20 @@ async def test_the_app_paces_full_collections_while_it_runs(
         assert gc.get_threshold()[2] > before[2]
         await wait_for(pilot, lambda: len(collected) >= 2)  # the timer's, again and again
     assert gc.get_threshold() == before and not app.gc_pacing.started
+
+
+async def test_a_key_holds_the_collector_off_until_its_paint_is_out(
+    inproc_fleet, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(app_module, "FREEZE_AFTER_SECONDS", 0.1)
+    monkeypatch.setattr(app_module, "KEY_HOLD_SECONDS", 1.0)
+    fleet = await inproc_fleet()
+    app = inproc_app(tmp_path, fleet)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("j")  # before pacing: start-up's collections are CPython's own
+        assert gc.isenabled()
+        await wait_for(pilot, lambda: app.gc_pacing.started)
+        await pilot.press("j")
+        assert not gc.isenabled()
+        await wait_for(pilot, gc.isenabled)  # the timer gives it back
+    assert gc.isenabled()

@@ -49,3 +49,45 @@ def test_the_full_collection_waits_for_collect_and_the_thresholds_come_back() ->
     kept = _churn()
     assert ref() is None
     del kept
+
+
+def test_a_hold_stops_every_collection_until_released() -> None:
+    pacing = GcPacing()
+    assert not pacing.hold() and gc.isenabled()  # not paced (start-up): nothing held
+    pacing.start()
+    try:
+        assert pacing.hold() and not gc.isenabled()
+        assert not pacing.hold()  # held already: one release is owed, not two
+        ref = _young_garbage_cycle()
+        kept = [[0] for _ in range(50_000)]  # many young collections' worth of allocations
+        assert ref() is not None, "a collection ran while held"
+        pacing.release()
+        assert gc.isenabled()
+        more = [[0] for _ in range(5_000)]  # the young collection CPython owes now
+        assert ref() is None
+        del kept, more
+        pacing.release()  # again: nothing to give back
+        assert gc.isenabled()
+        assert pacing.hold()
+    finally:
+        pacing.stop()  # gives a hold back too
+    assert gc.isenabled()
+
+
+def test_a_hold_leaves_a_collector_someone_else_turned_off_alone() -> None:
+    pacing = GcPacing()
+    pacing.start()
+    gc.disable()
+    try:
+        assert not pacing.hold()
+        pacing.release()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        pacing.stop()
+
+
+def _young_garbage_cycle() -> weakref.ref[_Node]:
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
