@@ -252,8 +252,8 @@ def _trace_steps(
 ) -> None:
     """`_trace` for evenly spaced values: each column's values are a slice, so its lowest and
     highest come from min() and max() over it, not a Python step per value. The slices are
-    planned once for the lines of a chart (8 GPUs' histories) and the detail screen's other
-    chart of the same length (`_plan`)."""
+    planned once (`_plan`) for the lines of a chart (8 GPUs' histories), and kept for the next
+    redraw of the same length (a full history: every redraw)."""
     values = list(steps.values)
     if None in values:  # a gap: the general path knows where the line breaks
         points = list(zip(itertools.count(steps.start), values))
@@ -373,7 +373,7 @@ class _Sparse:
         canvas.runs(self.xs, list(map(round, map(min, a, b))), list(map(round, map(max, a, b))), style)
 
 
-# a few: the charts drawn in one go (detail's two, a log screen's curve) share theirs
+# a few: a chart's lines share one, and a full history's redraws (600 values) draw on the same
 _plan = functools.lru_cache(maxsize=8)(_Plan.of)
 
 

@@ -7,8 +7,8 @@ on a 32 x 8 fleet a full collection (16-25 ms) landed in 2 of 20 log-screen open
 the slowest (61 and 73 ms against a median of 38). The young generations are still collected as
 CPython decides (a few ms each); the full collection waits for a timer, where a key lands in it
 only by chance. From a key until its paint is out (`hold`, released KEY_HOLD_SECONDS later) no
-collection runs at all: the young ones, 1-2 ms in a screen's open in-process (a gen-1 in half of
-them), run just after instead.
+collection runs at all: the young ones, 0.5-2 ms in a screen's open in-process (with a gen-1 in
+a third to two thirds of them), run just after instead.
 """
 
 from __future__ import annotations
