@@ -76,7 +76,7 @@ async def test_a_theme_picked_while_away_restyles_it_on_return(monkeypatch: pyte
     async with app.run_test() as pilot:
         app.theme = "textual-dark"
         await _there_and_back(app, pilot)
-        was = _box(app) if isinstance(app.screen, Shown) else None
+        was = app.get_screen("kept").query_one("#box", Static).styles.background
         app.theme = "nord"
         await pilot.pause()
         counts = _counting(monkeypatch, app)
