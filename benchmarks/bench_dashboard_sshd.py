@@ -305,6 +305,12 @@ def one_run(h: bd.Harness, bench: bm.Bench, n: int, client: str, frames: str, ar
                 all_online = now
                 break
             time.sleep(0.25)
+        # all online can come before the first rows show a utilisation (64 x 8): wait for them too
+        while first_data is None and time.monotonic() - t0 < args.online_timeout:
+            if all(row_has_data(h.capture(session), nm) for nm in names[: min(n, 12)]):
+                first_data = time.monotonic() - t0
+            else:
+                time.sleep(0.05)
         t_end_startup = t0 + (all_online if all_online is not None else args.online_timeout) + STARTUP_AFTER_ONLINE_S
         while time.monotonic() < t_end_startup:
             time.sleep(min(args.sample_every, max(0.0, t_end_startup - time.monotonic())))
