@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 from textual.color import Color
-from textual.css.stylesheet import Stylesheet
 from textual.dom import DOMNode
 from textual.widgets import Static
 
@@ -44,7 +43,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch, app: App[Any]) -> list[int]:
             counts.append(len(nodes))
         real(nodes, animate=animate)
 
-    monkeypatch.setattr(Stylesheet, "update_nodes", lambda self, nodes, animate=False: update_nodes(nodes, animate))
+    monkeypatch.setattr(app.stylesheet, "update_nodes", update_nodes)
     return counts
 
 

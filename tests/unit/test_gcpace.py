@@ -13,10 +13,11 @@ class _Node:
         self.other: _Node | None = None
 
 
-def _garbage_cycle_in_the_oldest_generation() -> weakref.ref[_Node]:
+def _garbage_cycle(*, oldest: bool = False) -> weakref.ref[_Node]:
     a, b = _Node(), _Node()
     a.other, b.other = b, a
-    gc.collect(1)  # survivors of the middle generation move to the oldest
+    if oldest:
+        gc.collect(1)  # survivors of the middle generation move to the oldest
     return weakref.ref(a)  # a and b are garbage from here on: only a cycle holds them
 
 
@@ -36,7 +37,7 @@ def test_the_full_collection_waits_for_collect_and_the_thresholds_come_back() ->
     try:
         pacing.start()  # twice: still one saved threshold
         assert gc.get_threshold()[:2] == before[:2] and gc.get_threshold()[2] > 1_000_000
-        ref = _garbage_cycle_in_the_oldest_generation()
+        ref = _garbage_cycle(oldest=True)
         kept = _churn()
         assert ref() is not None, "a full collection ran on its own"
         assert pacing.collect() >= 2 and ref() is None
@@ -45,7 +46,7 @@ def test_the_full_collection_waits_for_collect_and_the_thresholds_come_back() ->
         pacing.stop()
     assert gc.get_threshold() == before and not pacing.started
     # the same churn without pacing: CPython's own full collection takes the cycle
-    ref = _garbage_cycle_in_the_oldest_generation()
+    ref = _garbage_cycle(oldest=True)
     kept = _churn()
     assert ref() is None
     del kept
@@ -58,7 +59,7 @@ def test_a_hold_stops_every_collection_until_released() -> None:
     try:
         assert pacing.hold() and not gc.isenabled()
         assert not pacing.hold()  # held already: one release is owed, not two
-        ref = _young_garbage_cycle()
+        ref = _garbage_cycle()
         kept = [[0] for _ in range(50_000)]  # many young collections' worth of allocations
         assert ref() is not None, "a collection ran while held"
         pacing.release()
@@ -85,9 +86,3 @@ def test_a_hold_leaves_a_collector_someone_else_turned_off_alone() -> None:
     finally:
         gc.enable()
         pacing.stop()
-
-
-def _young_garbage_cycle() -> weakref.ref[_Node]:
-    a, b = _Node(), _Node()
-    a.other, b.other = b, a
-    return weakref.ref(a)
